@@ -1,0 +1,51 @@
+// One linter for the project: typescript-eslint with type information, plus import fences that
+// keep each outside dependency behind the one module allowed to touch it (DESIGN.md, Architecture).
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+/** Each fenced import and the only files allowed to use it. */
+const fences = [
+  { name: 'node:child_process', alias: 'child_process', owner: 'src/sources/exec.ts' },
+  { name: 'node-cron', owner: 'src/schedule.ts' },
+  { name: 'prom-client', owner: 'src/metrics/registry.ts' },
+  { name: 'fastify', owner: 'src/server/server.ts' },
+  { name: 'better-sqlite3', owner: 'src/history/database.ts' },
+];
+
+const restricted = (except) =>
+  fences
+    .filter((f) => f.owner !== except)
+    .flatMap((f) => [f.name, ...(f.alias ? [f.alias] : [])].map((name) => ({
+      name,
+      message: `only ${f.owner} may import ${f.name}`,
+    })));
+
+export default tseslint.config(
+  { ignores: ['dist/', 'node_modules/', 'coverage/', 'dashboards/', 'test/fixtures/'] },
+  js.configs.recommended,
+  ...tseslint.configs.strictTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true, allowBoolean: true }],
+      'no-restricted-imports': ['error', { paths: restricted(undefined) }],
+    },
+  },
+  ...fences.map((f) => ({
+    files: [f.owner],
+    rules: { 'no-restricted-imports': ['error', { paths: restricted(f.owner) }] },
+  })),
+  {
+    files: ['test/**/*.ts', 'bench/**/*.ts'],
+    rules: {
+      // Tests and benchmarks drive real binaries (journalctl, promtool, mtail) directly.
+      'no-restricted-imports': 'off',
+      '@typescript-eslint/no-non-null-assertion': 'off',
+    },
+  },
+  { files: ['**/*.js', '**/*.mjs'], ...tseslint.configs.disableTypeChecked },
+);

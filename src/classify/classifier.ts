@@ -1,0 +1,152 @@
+import type { CrashReason, LineClass, MarkerPhase, Phase } from '../types.js';
+import type { CompiledProfile, Rule } from './profile.js';
+import { normalizeLine, type NormalizedLine } from './normalize.js';
+
+/** A progress counter reading taken from one line. */
+export interface CounterReading {
+  readonly name: string;
+  readonly phase: MarkerPhase;
+  readonly done: number | undefined;
+  readonly total: number | undefined;
+  /** done/total or percent/100, in [0, 1]. */
+  readonly ratio: number;
+}
+
+/** A crash pattern that matched a line. */
+export interface CrashMatch {
+  readonly reason: CrashReason;
+  /** States a root cause (rather than reporting a failure that follows one). */
+  readonly causal: boolean;
+  /** A specific cause, as opposed to a bare exception line. */
+  readonly specific: boolean;
+  /** Ends the attempt by itself. */
+  readonly terminal: boolean;
+}
+
+/** What the classifier makes of one line, before the phase machine weighs it. */
+export interface LineVerdict {
+  readonly line: NormalizedLine;
+  /** The phase a marker or counter on this line announces. */
+  readonly phase: MarkerPhase | undefined;
+  readonly restart: boolean;
+  readonly counter: CounterReading | undefined;
+  /** Name of the benign rule that matched, with the phases it is harmless in. */
+  readonly benign: { readonly name: string; readonly phases: ReadonlySet<Phase> | undefined } | undefined;
+  readonly crash: CrashMatch | undefined;
+  readonly foretell: CrashReason | undefined;
+  readonly version: string | undefined;
+  /** The class from the level and the line's shape alone (used when no rule decides it). */
+  readonly baseClass: LineClass;
+}
+
+const tracebackStart = 'Traceback (most recent call last)';
+
+function isQuotedSource(message: string): boolean {
+  if (message.charCodeAt(0) !== 32) return false;
+  const t = message.trimStart();
+  return t.startsWith('raise ') || t.startsWith('File "') || t.startsWith('assert ');
+}
+
+function baseClassOf(line: NormalizedLine): LineClass {
+  switch (line.level) {
+    case 'error':
+      return 'error';
+    case 'warning':
+      return 'warning';
+    default: {
+      const m = line.message;
+      if (m.startsWith(tracebackStart) || m.startsWith('  File "')) return 'error';
+      return 'info';
+    }
+  }
+}
+
+function counterOf(rule: Rule, m: RegExpExecArray): CounterReading | undefined {
+  const g = m.groups ?? {};
+  const done = g['done'] === undefined ? undefined : Number(g['done']);
+  const total = g['total'] === undefined ? undefined : Number(g['total']);
+  let ratio: number;
+  if (done !== undefined && total !== undefined && total > 0) ratio = done / total;
+  else if (g['percent'] !== undefined) ratio = Number(g['percent']) / 100;
+  else return undefined;
+  if (!Number.isFinite(ratio)) return undefined;
+  return { name: rule.name, phase: rule.phase ?? 'loading_weights', done, total, ratio: Math.min(1, Math.max(0, ratio)) };
+}
+
+/**
+ * The line classifier of one engine profile. Pure: the same line always gets the same verdict.
+ */
+export class LineClassifier {
+  private readonly candidates: number[] = [];
+
+  constructor(readonly profile: CompiledProfile) {}
+
+  /** Classifies one physical line; `year` completes timestamps that lack one. */
+  classify(raw: string, year: number): LineVerdict {
+    const line = normalizeLine(raw, year);
+    const text = line.message;
+    const { rules, matcher, unfiltered } = this.profile;
+    const cand = this.candidates;
+    matcher.scan(text, cand);
+    if (unfiltered.length > 0) cand.push(...unfiltered);
+    let phase: MarkerPhase | undefined;
+    let restart = false;
+    let counter: CounterReading | undefined;
+    let benign: LineVerdict['benign'];
+    let consequential: Rule | undefined;
+    let causal: Rule | undefined;
+    let foretell: CrashReason | undefined;
+    let version: string | undefined;
+    if (cand.length > 1) cand.sort((a, b) => a - b);
+    for (const id of cand) {
+      const rule = rules[id];
+      if (rule === undefined) continue;
+      switch (rule.kind) {
+        case 'benign':
+          if (benign === undefined && rule.re.test(text)) benign = { name: rule.name, phases: rule.benignPhases };
+          break;
+        case 'consequential':
+          if (consequential === undefined && rule.re.test(text)) consequential = rule;
+          break;
+        case 'causal':
+        case 'generic':
+          if (causal === undefined && rule.re.test(text)) causal = rule;
+          break;
+        case 'foretell':
+          if (foretell === undefined && rule.re.test(text)) foretell = rule.reason;
+          break;
+        case 'restart':
+          if (!restart && rule.re.test(text)) restart = true;
+          break;
+        case 'phase':
+          if (phase === undefined && rule.re.test(text)) phase = rule.phase;
+          break;
+        case 'progress':
+          if (counter === undefined) {
+            const m = rule.re.exec(text);
+            if (m) {
+              counter = counterOf(rule, m);
+              phase ??= rule.phase;
+            }
+          }
+          break;
+        case 'version':
+          if (version === undefined) version = rule.re.exec(text)?.groups?.['version'];
+          break;
+      }
+    }
+    let crash: CrashMatch | undefined;
+    if (isQuotedSource(text)) {
+      // Source lines quoted by a traceback (`    raise ValueError("No available memory ...")`) repeat
+      // the words of the error without being the error.
+    } else if (consequential) {
+      // A consequential line that quotes its cause ("Worker failed with error 'CUDA out of memory'")
+      // still names the reason, but is never itself the root-cause line.
+      const reason = consequential.reason === 'unknown' && causal ? causal.reason : (consequential.reason ?? 'unknown');
+      crash = { reason, causal: false, specific: reason !== 'unknown', terminal: consequential.terminal ?? true };
+    } else if (causal) {
+      crash = { reason: causal.reason ?? 'unknown', causal: true, specific: causal.kind === 'causal', terminal: causal.terminal ?? false };
+    }
+    return { line, phase, restart, counter, benign, crash, foretell, version, baseClass: baseClassOf(line) };
+  }
+}

@@ -1,0 +1,298 @@
+import type { CrashReason, LineClass, LoadingPhase, Phase } from '../types.js';
+import { isOneOf, loadingPhases, phases } from '../types.js';
+import type { CounterReading, LineClassifier, LineVerdict } from './classifier.js';
+import { remediation } from './reasons.js';
+
+/** Default stall budget of each loading phase, in milliseconds. */
+export const defaultStallBudgetsMs: Readonly<Record<LoadingPhase, number>> = {
+  starting: 10 * 60_000,
+  loading_weights: 15 * 60_000,
+  compiling: 20 * 60_000,
+  warming_up: 15 * 60_000,
+};
+
+/** Options of one phase machine. */
+export interface MachineOptions {
+  /** Stall budget per loading phase in milliseconds; missing phases use the defaults. */
+  readonly stallBudgetsMs?: Partial<Record<LoadingPhase, number>> | undefined;
+  /** Year for timestamps that carry none (vLLM `MM-DD`); defaults to the year of the first time seen. */
+  readonly year?: number | undefined;
+}
+
+/** A phase entered, with the line that moved it and when. */
+export interface PhaseEntry {
+  readonly phase: Phase;
+  readonly line: string | null;
+  readonly at: number | null;
+  readonly attempt: number;
+}
+
+/** Why an attempt crashed, with the verbatim root-cause line. */
+export interface CrashInfo {
+  readonly reason: CrashReason;
+  readonly line: string;
+  readonly at: number | null;
+  readonly hint: string;
+}
+
+/** Something the machine concluded; sources of truth for metrics, history and events. */
+export type MachineEvent =
+  | { readonly type: 'attempt'; readonly attempt: number; readonly at: number | null; readonly line: string | null }
+  | { readonly type: 'transition'; readonly from: Phase; readonly to: Phase; readonly at: number | null; readonly line: string | null; readonly attempt: number }
+  | { readonly type: 'crash'; readonly crash: CrashInfo; readonly attempt: number }
+  | { readonly type: 'foretell'; readonly reason: CrashReason; readonly line: string; readonly at: number | null; readonly hint: string; readonly attempt: number }
+  | { readonly type: 'stall'; readonly phase: LoadingPhase; readonly at: number; readonly silentMs: number; readonly budgetMs: number; readonly attempt: number }
+  | { readonly type: 'stall_cleared'; readonly phase: Phase; readonly at: number; readonly attempt: number };
+
+/** A readable copy of one attempt's state. */
+export interface AttemptState {
+  readonly attempt: number;
+  readonly phase: Phase;
+  readonly phaseSince: number | null;
+  readonly startedAt: number | null;
+  readonly phases: readonly PhaseEntry[];
+  readonly crash: CrashInfo | null;
+  readonly foretold: readonly { reason: CrashReason; line: string; at: number | null }[];
+  readonly counters: Readonly<Record<string, CounterReading>>;
+  readonly lastProgressAt: number | null;
+  readonly stalled: boolean;
+  /** Longest gap between two progress points per phase, in milliseconds. */
+  readonly longestSilenceMs: Readonly<Partial<Record<Phase, number>>>;
+  readonly version: string | null;
+}
+
+interface Candidate {
+  readonly reason: CrashReason;
+  readonly line: string;
+  readonly at: number | null;
+  readonly specific: boolean;
+}
+
+const rank = (p: Phase): number => phases.indexOf(p);
+
+function clean(raw: string): string {
+  let end = raw.length;
+  while (end > 0 && (raw.charCodeAt(end - 1) === 13 || raw.charCodeAt(end - 1) === 10)) end--;
+  return end === raw.length ? raw : raw.slice(0, end);
+}
+
+/**
+ * The load-phase machine of one target. Pure: no timers and no I/O; time arrives with each line
+ * (its journal time or its own timestamp) and through `tick(now)`, so a captured log replays
+ * exactly as it ran.
+ */
+export class PhaseMachine {
+  private readonly budgets: Record<LoadingPhase, number>;
+  private year: number | undefined;
+  private now: number | null = null;
+  private attempt = 0;
+  private phase: Phase = 'down';
+  private phaseSince: number | null = null;
+  private startedAt: number | null = null;
+  private entries: PhaseEntry[] = [];
+  private readonly allEntries: PhaseEntry[] = [];
+  private crash: CrashInfo | null = null;
+  private candidates: Candidate[] = [];
+  private foretold: { reason: CrashReason; line: string; at: number | null }[] = [];
+  private counters: Record<string, CounterReading> = {};
+  private lastProgressAt: number | null = null;
+  private stalled = false;
+  private silence: Partial<Record<Phase, number>> = {};
+  private version: string | null = null;
+  private readonly counts: Record<LineClass, number> = { phase: 0, progress: 0, benign: 0, info: 0, warning: 0, error: 0 };
+  private readonly benignCounts: Record<string, number> = {};
+  private readonly crashes: { attempt: number; crash: CrashInfo }[] = [];
+
+  constructor(
+    private readonly classifier: LineClassifier,
+    options: MachineOptions = {},
+  ) {
+    this.budgets = { ...defaultStallBudgetsMs, ...options.stallBudgetsMs };
+    this.year = options.year;
+  }
+
+  /** The current phase. */
+  get current(): Phase {
+    return this.phase;
+  }
+
+  /** Feeds one physical log line; `at` (ms) is its journal time when the source knows it. */
+  observeLine(raw: string, at?: number): MachineEvent[] {
+    const year = this.year ?? new Date(at ?? Date.now()).getUTCFullYear();
+    const verdict = this.classifier.classify(raw, year);
+    const when = at ?? verdict.line.at;
+    if (when !== undefined && this.year === undefined) this.year = new Date(when).getUTCFullYear();
+    const events: MachineEvent[] = [];
+    if (when !== undefined) {
+      events.push(...this.tick(when));
+      this.now = when;
+    }
+    const cls = this.apply(verdict, clean(raw), events);
+    this.counts[cls]++;
+    return events;
+  }
+
+  /** Evaluates the stall budget of the current phase at time `now` (ms). */
+  tick(now: number): MachineEvent[] {
+    if (this.now === null || now > this.now) this.now = now;
+    if (!isOneOf(loadingPhases, this.phase) || this.stalled || this.lastProgressAt === null) return [];
+    const silentMs = now - this.lastProgressAt;
+    const budgetMs = this.budgets[this.phase];
+    if (silentMs <= budgetMs) return [];
+    this.stalled = true;
+    return [{ type: 'stall', phase: this.phase, at: now, silentMs, budgetMs, attempt: this.attempt }];
+  }
+
+  /**
+   * Ends the input (the process is gone or the capture ends): a load that still holds an
+   * unanswered causal error line crashed with it.
+   */
+  finish(): MachineEvent[] {
+    const events: MachineEvent[] = [];
+    if (isOneOf(loadingPhases, this.phase) && this.candidates.length > 0) {
+      this.enterCrash(this.candidates[this.candidates.length - 1]?.line ?? '', this.now, events, undefined);
+    }
+    return events;
+  }
+
+  /** The state of the current attempt. */
+  snapshot(): AttemptState {
+    return {
+      attempt: this.attempt,
+      phase: this.phase,
+      phaseSince: this.phaseSince,
+      startedAt: this.startedAt,
+      phases: [...this.entries],
+      crash: this.crash,
+      foretold: [...this.foretold],
+      counters: { ...this.counters },
+      lastProgressAt: this.lastProgressAt,
+      stalled: this.stalled,
+      longestSilenceMs: { ...this.silence },
+      version: this.version,
+    };
+  }
+
+  /** Every phase entered since the machine was made, across attempts. */
+  history(): readonly PhaseEntry[] {
+    return this.allEntries;
+  }
+
+  /** Every crash seen since the machine was made, with its attempt number. */
+  crashHistory(): readonly { attempt: number; crash: CrashInfo }[] {
+    return this.crashes;
+  }
+
+  /** Lines counted per class since the machine was made. */
+  lineCounts(): Readonly<Record<LineClass, number>> {
+    return this.counts;
+  }
+
+  /** Benign lines counted per rule since the machine was made. */
+  benignByRule(): Readonly<Record<string, number>> {
+    return this.benignCounts;
+  }
+
+  private apply(v: LineVerdict, line: string, events: MachineEvent[]): LineClass {
+    const at = this.now;
+    if (v.version !== undefined) this.version = v.version;
+    // A benign line is harmless only in the phases its rule names; elsewhere it is a warning.
+    if (v.benign && (v.benign.phases === undefined || v.benign.phases.has(this.phase))) {
+      this.benignCounts[v.benign.name] = (this.benignCounts[v.benign.name] ?? 0) + 1;
+      return 'benign';
+    }
+    if (v.restart && (this.phase === 'down' || rank(this.phase) > rank('starting'))) {
+      this.newAttempt(line, at, events);
+      this.progress(at, events);
+      return 'phase';
+    }
+    if (this.phase === 'down' && v.line.message.trim() !== '') this.newAttempt(line, at, events, v.phase);
+    if (v.crash) {
+      this.progress(at, events);
+      if (this.phase === 'crashed') return 'error';
+      if (v.crash.causal) {
+        this.candidates.push({ reason: v.crash.reason, line, at, specific: v.crash.specific });
+        if (v.crash.terminal) this.enterCrash(line, at, events, undefined);
+      } else if (v.crash.terminal) {
+        this.enterCrash(line, at, events, v.crash);
+      }
+      return 'error';
+    }
+    let cls: LineClass = v.foretell !== undefined ? 'warning' : v.baseClass;
+    if (v.phase !== undefined && this.phase !== 'crashed') {
+      if (rank(v.phase) > rank(this.phase)) this.enter(v.phase, line, at, events);
+      cls = 'phase';
+    }
+    if (v.foretell !== undefined && !this.foretold.some((f) => f.reason === v.foretell)) {
+      this.foretold.push({ reason: v.foretell, line, at });
+      // The line states the cause the engine will die of: it is the root cause if it does.
+      if (this.phase !== 'crashed') this.candidates.push({ reason: v.foretell, line, at, specific: true });
+      events.push({ type: 'foretell', reason: v.foretell, line, at, hint: remediation[v.foretell], attempt: this.attempt });
+    }
+    if (v.counter) {
+      const prev = this.counters[v.counter.name];
+      if (prev?.ratio !== v.counter.ratio || prev.done !== v.counter.done) this.progress(at, events);
+      this.counters[v.counter.name] = v.counter;
+      cls = 'progress';
+    } else {
+      this.progress(at, events);
+    }
+    return cls;
+  }
+
+  private progress(at: number | null, events: MachineEvent[]): void {
+    if (at === null) return;
+    if (this.lastProgressAt !== null) {
+      const gap = at - this.lastProgressAt;
+      if (gap > (this.silence[this.phase] ?? 0)) this.silence[this.phase] = gap;
+    }
+    this.lastProgressAt = at;
+    if (this.stalled) {
+      this.stalled = false;
+      events.push({ type: 'stall_cleared', phase: this.phase, at, attempt: this.attempt });
+    }
+  }
+
+  private newAttempt(line: string, at: number | null, events: MachineEvent[], direct?: Phase): void {
+    this.attempt++;
+    this.entries = [];
+    this.crash = null;
+    this.candidates = [];
+    this.foretold = [];
+    this.counters = {};
+    this.silence = {};
+    this.stalled = false;
+    this.startedAt = at;
+    this.lastProgressAt = at;
+    this.phase = 'down';
+    events.push({ type: 'attempt', attempt: this.attempt, at, line });
+    this.enter(direct ?? 'starting', line, at, events);
+  }
+
+  private enter(to: Phase, line: string | null, at: number | null, events: MachineEvent[]): void {
+    const from = this.phase;
+    this.phase = to;
+    this.phaseSince = at;
+    // Errors before a phase that was still reached did not end the load.
+    this.candidates = [];
+    if (this.stalled && at !== null) {
+      this.stalled = false;
+      events.push({ type: 'stall_cleared', phase: from, at, attempt: this.attempt });
+    }
+    const entry: PhaseEntry = { phase: to, line, at, attempt: this.attempt };
+    this.entries.push(entry);
+    this.allEntries.push(entry);
+    events.push({ type: 'transition', from, to, at, line, attempt: this.attempt });
+  }
+
+  private enterCrash(line: string, at: number | null, events: MachineEvent[], consequential: { reason: CrashReason } | undefined): void {
+    const root = this.candidates.find((c) => c.specific) ?? this.candidates[0];
+    const reason = root?.reason ?? consequential?.reason ?? 'unknown';
+    const crash: CrashInfo = { reason, line: root?.line ?? line, at: root?.at ?? at, hint: remediation[reason] };
+    this.crash = crash;
+    this.crashes.push({ attempt: this.attempt, crash });
+    this.enter('crashed', line, at, events);
+    events.push({ type: 'crash', crash, attempt: this.attempt });
+  }
+}
+

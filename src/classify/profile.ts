@@ -1,0 +1,203 @@
+import type { CrashReason, MarkerPhase, Phase } from '../types.js';
+import { markerPhases } from '../types.js';
+import { LiteralMatcher } from './matcher.js';
+import { requiredLiterals } from './literal.js';
+
+/**
+ * An engine profile as written in `config/engines/<engine>.yaml`: the line patterns of one
+ * server family. Patterns are JavaScript regular expressions matched anywhere in the message
+ * text; a leading `(?i)` makes one case-insensitive.
+ */
+export interface EngineProfileSpec {
+  readonly name: string;
+  readonly description?: string | undefined;
+  /** A profile only meant to be extended (shared patterns), not named by a target. */
+  readonly abstract?: boolean | undefined;
+  /** Profiles whose rules follow this one's, in order (lower priority). */
+  readonly extends?: readonly string[] | undefined;
+  readonly health?: { readonly path: string } | undefined;
+  /** Lines that start a new load attempt (process banner, systemd start). */
+  readonly restart?: readonly string[] | undefined;
+  /** Patterns with a named group `version` that say the engine's version. */
+  readonly version?: readonly string[] | undefined;
+  /** Lines that announce a phase. */
+  readonly phases?: Partial<Record<MarkerPhase, readonly string[]>> | undefined;
+  /** Counters within a phase: named groups `done` and `total`, or `percent`. */
+  readonly progress?: readonly ProgressSpec[] | undefined;
+  /** Harmless warnings and the phases in which they are harmless (all phases when omitted). */
+  readonly benign?: readonly BenignSpec[] | undefined;
+  /** Crash causes: causal lines state a root cause; consequential ones follow it. */
+  readonly crashes?: readonly CrashSpec[] | undefined;
+  /** Lines that foretell a crash before the engine dies. */
+  readonly foretell?: readonly ForetellSpec[] | undefined;
+}
+
+/** One progress counter of a profile. */
+export interface ProgressSpec {
+  readonly name: string;
+  readonly phase: MarkerPhase;
+  readonly pattern: string;
+}
+
+/** One benign-warning rule of a profile. */
+export interface BenignSpec {
+  readonly name: string;
+  readonly pattern: string;
+  readonly phases?: readonly Phase[] | undefined;
+}
+
+/** One crash-cause rule of a profile. */
+export interface CrashSpec {
+  readonly reason: CrashReason;
+  readonly causal: boolean;
+  readonly pattern: string;
+  /** Ends the attempt by itself. Defaults to true for consequential lines, false for causal ones. */
+  readonly terminal?: boolean | undefined;
+}
+
+/** One crash-foretelling rule of a profile. */
+export interface ForetellSpec {
+  readonly reason: CrashReason;
+  readonly pattern: string;
+}
+
+/** Every kind of compiled rule, in evaluation priority order. */
+export const ruleKinds = ['benign', 'consequential', 'causal', 'generic', 'foretell', 'restart', 'phase', 'progress', 'version'] as const;
+
+/** The kind of one compiled rule. */
+export type RuleKind = (typeof ruleKinds)[number];
+
+/** One compiled pattern with what a match means. */
+export interface Rule {
+  readonly id: number;
+  readonly kind: RuleKind;
+  readonly re: RegExp;
+  readonly source: string;
+  readonly name: string;
+  readonly phase?: MarkerPhase;
+  readonly benignPhases?: ReadonlySet<Phase>;
+  readonly reason?: CrashReason;
+  readonly terminal?: boolean;
+  /** The profile the rule was written in. */
+  readonly profile: string;
+}
+
+/** A profile ready for matching: rules in priority order and the literal prefilter over them. */
+export interface CompiledProfile {
+  readonly name: string;
+  readonly description: string;
+  readonly healthPath: string;
+  readonly rules: readonly Rule[];
+  /** Rules without a usable literal: run on every line. */
+  readonly unfiltered: readonly number[];
+  readonly matcher: LiteralMatcher;
+}
+
+/** A profile that cannot be compiled: the path of the bad value and why. */
+export class ProfileError extends Error {
+  override name = 'ProfileError';
+  constructor(
+    readonly profile: string,
+    readonly path: string,
+    detail: string,
+  ) {
+    super(`engine profile ${profile}: ${path}: ${detail}`);
+  }
+}
+
+function compileRegex(profile: string, path: string, pattern: string): RegExp {
+  let source = pattern;
+  let flags = '';
+  if (source.startsWith('(?i)')) {
+    source = source.slice(4);
+    flags = 'i';
+  }
+  try {
+    return new RegExp(source, flags);
+  } catch (err) {
+    throw new ProfileError(profile, path, (err as Error).message);
+  }
+}
+
+/** The chain of specs a profile extends, itself first, each once. */
+function lineage(spec: EngineProfileSpec, lookup: (name: string) => EngineProfileSpec | undefined): EngineProfileSpec[] {
+  const out: EngineProfileSpec[] = [];
+  const visit = (s: EngineProfileSpec, trail: readonly string[]): void => {
+    if (trail.includes(s.name)) throw new ProfileError(spec.name, 'extends', `cycle ${[...trail, s.name].join(' -> ')}`);
+    if (out.some((o) => o.name === s.name)) return;
+    out.push(s);
+    (s.extends ?? []).forEach((parent, i) => {
+      const p = lookup(parent);
+      if (p === undefined) throw new ProfileError(s.name, `extends[${i}]`, `unknown profile "${parent}"`);
+      visit(p, [...trail, s.name]);
+    });
+  };
+  visit(spec, []);
+  return out;
+}
+
+/** Compiles a profile and everything it extends into one prioritised rule list. */
+export function compileProfile(
+  spec: EngineProfileSpec,
+  lookup: (name: string) => EngineProfileSpec | undefined,
+): CompiledProfile {
+  const chain = lineage(spec, lookup);
+  type Draft = Omit<Rule, 'id' | 're'> & { path: string; pattern: string };
+  const drafts: Draft[] = [];
+  for (const s of chain) {
+    const base = { profile: s.name };
+    s.benign?.forEach((b, i) =>
+      drafts.push({ ...base, kind: 'benign', name: b.name, source: b.pattern, pattern: b.pattern, path: `benign[${i}]`,
+        ...(b.phases ? { benignPhases: new Set(b.phases) } : {}) }),
+    );
+    s.crashes?.forEach((c, i) => {
+      const kind: RuleKind = !c.causal ? 'consequential' : c.reason === 'unknown' ? 'generic' : 'causal';
+      drafts.push({ ...base, kind, name: c.reason, reason: c.reason, terminal: c.terminal ?? !c.causal,
+        source: c.pattern, pattern: c.pattern, path: `crashes[${i}]` });
+    });
+    s.foretell?.forEach((f, i) =>
+      drafts.push({ ...base, kind: 'foretell', name: f.reason, reason: f.reason, source: f.pattern, pattern: f.pattern, path: `foretell[${i}]` }),
+    );
+    s.restart?.forEach((r, i) => drafts.push({ ...base, kind: 'restart', name: 'restart', source: r, pattern: r, path: `restart[${i}]` }));
+    for (const phase of [...markerPhases].reverse()) {
+      s.phases?.[phase]?.forEach((p, i) =>
+        drafts.push({ ...base, kind: 'phase', name: phase, phase, source: p, pattern: p, path: `phases.${phase}[${i}]` }),
+      );
+    }
+    s.progress?.forEach((p, i) =>
+      drafts.push({ ...base, kind: 'progress', name: p.name, phase: p.phase, source: p.pattern, pattern: p.pattern, path: `progress[${i}]` }),
+    );
+    s.version?.forEach((v, i) => drafts.push({ ...base, kind: 'version', name: 'version', source: v, pattern: v, path: `version[${i}]` }));
+  }
+  // Stable sort by kind keeps each kind's rules in profile order, the profile's own before its parents'.
+  drafts.sort((a, b) => ruleKinds.indexOf(a.kind) - ruleKinds.indexOf(b.kind));
+  const rules: Rule[] = [];
+  const literals: string[] = [];
+  const ids: number[] = [];
+  const unfiltered: number[] = [];
+  drafts.forEach((d, id) => {
+    const re = compileRegex(d.profile, d.path, d.pattern);
+    if (d.kind === 'progress' && !/\(\?<(done|percent)>/.test(d.pattern)) {
+      throw new ProfileError(d.profile, d.path, 'a progress pattern needs a named group "done" (with "total") or "percent"');
+    }
+    if (d.kind === 'version' && !d.pattern.includes('(?<version>')) {
+      throw new ProfileError(d.profile, d.path, 'a version pattern needs a named group "version"');
+    }
+    const { path: _path, pattern: _pattern, ...rest } = d;
+    rules.push({ ...rest, id, re });
+    const lits = requiredLiterals(re.source);
+    if (lits === undefined) unfiltered.push(id);
+    else for (const lit of lits) {
+      literals.push(lit);
+      ids.push(id);
+    }
+  });
+  return {
+    name: spec.name,
+    description: spec.description ?? spec.name,
+    healthPath: chain.find((s) => s.health)?.health?.path ?? '/health',
+    rules,
+    unfiltered,
+    matcher: new LiteralMatcher(literals, ids, rules.length),
+  };
+}

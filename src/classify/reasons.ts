@@ -1,0 +1,30 @@
+import type { CrashReason } from '../types.js';
+
+/** One-line remediation hint per crash reason, shown by `replay` and the status. */
+export const remediation: Readonly<Record<CrashReason, string>> = {
+  cuda_oom:
+    'GPU memory ran out: lower --gpu-memory-utilization or --max-num-seqs, raise tensor parallelism, or use a smaller quantization.',
+  kv_cache_insufficient:
+    'Too little memory is left for the KV cache: lower --max-model-len or raise --gpu-memory-utilization (SGLang: --mem-fraction-static).',
+  gpu_memory_occupied:
+    'Another process holds GPU memory at start: find it with nvidia-smi --query-compute-apps and stop it, or lower --gpu-memory-utilization.',
+  nccl_error:
+    'Collective communication failed: check NCCL_DEBUG=INFO output, P2P/IB connectivity, shared memory size (--shm-size) and that every rank runs.',
+  version_mismatch:
+    'Installed packages disagree: align the versions the message names (for example flashinfer-cubin with flashinfer-python, or torch with the CUDA driver) and rebuild the image.',
+  unsupported_model:
+    'This engine version does not support the model architecture: upgrade the engine or pass --trust-remote-code where the model needs it.',
+  model_not_found:
+    'The model path or repository name does not resolve: check the name, the local path and the revision.',
+  auth_denied:
+    'The model repository refused access (401/403 or gated): set HF_TOKEN for an account that accepted the model licence.',
+  engine_ready_timeout:
+    'The engine took longer than its own start-up deadline: raise VLLM_ENGINE_READY_TIMEOUT_S (and any orchestrator probe budget) above the real load time.',
+  killed:
+    'The process was killed by a signal (often the kernel OOM killer): check dmesg and host memory, and the unit or container memory limits.',
+  gpu_fault:
+    'The GPU faulted (Xid, GPU lost, illegal memory access): check dmesg for Xid codes and nvidia-smi; the GPU may need a reset or replacement.',
+  config_error:
+    'The server rejected its configuration: fix the flag or value the message names.',
+  unknown: 'No known root cause matched: read the root-cause line and the lines before it.',
+};

@@ -1,0 +1,56 @@
+import { ModelwatchError } from '../errors.js';
+import { exitCodes, type CommandIO } from './io.js';
+import { replayCommand } from './replay.js';
+import { version } from '../version.js';
+
+/** Top-level usage of the `modelwatch` command. */
+export const usage = `modelwatch ${version}: watches LLM inference servers while they load large models
+
+usage: modelwatch COMMAND [options]
+
+commands:
+  replay --engine ENGINE [--json] FILE   classify a captured log and print the load timeline
+  check-config FILE                      validate a configuration file and list every problem
+  version                                print the version
+
+Run 'modelwatch COMMAND --help' for a command's options.
+`;
+
+type Command = (args: readonly string[], io: CommandIO) => Promise<number>;
+
+const commands: Readonly<Record<string, Command>> = {
+  replay: replayCommand,
+  'check-config': async (args, io) => (await import('./check-config.js')).checkConfigCommand(args, io),
+  version: (_args, io) => {
+    io.stdout.write(`${version}\n`);
+    return Promise.resolve(exitCodes.ok);
+  },
+};
+
+/** Runs the command line `args` (without node and script) and returns the exit code. */
+export async function main(args: readonly string[], io: CommandIO): Promise<number> {
+  const [name, ...rest] = args;
+  if (name === undefined || name === 'help' || name === '--help' || name === '-h') {
+    io.stdout.write(usage);
+    return name === undefined ? exitCodes.usage : exitCodes.ok;
+  }
+  const command = commands[name];
+  if (command === undefined) {
+    io.stderr.write(`modelwatch: unknown command "${name}"\n\n${usage}`);
+    return exitCodes.usage;
+  }
+  try {
+    return await command(rest, io);
+  } catch (err) {
+    if (err instanceof ModelwatchError) {
+      io.stderr.write(`modelwatch ${name}: ${err.message}\n`);
+      for (const p of err.problems) io.stderr.write(`  - ${p}\n`);
+      return err.code === 'MW_ERR_CONFIG_INVALID' ? exitCodes.problem : exitCodes.usage;
+    }
+    if (err instanceof TypeError && 'code' in err && String(err.code).startsWith('ERR_PARSE_ARGS')) {
+      io.stderr.write(`modelwatch ${name}: ${err.message}\n`);
+      return exitCodes.usage;
+    }
+    throw err;
+  }
+}

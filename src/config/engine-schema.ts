@@ -1,0 +1,26 @@
+import { z } from 'zod';
+import { crashReasons, markerPhases, phases } from '../types.js';
+import type { EngineProfileSpec } from '../classify/profile.js';
+
+const pattern = z.string().min(1);
+const marker = z.enum(markerPhases);
+
+/** Schema of an engine profile file (`config/engines/<name>.yaml`); unknown keys are errors. */
+export const engineProfileSchema = z.strictObject({
+  name: z.string().regex(/^[a-z][a-z0-9_-]*$/, 'lower-case letters, digits, "-" and "_"'),
+  description: z.string().optional(),
+  abstract: z.boolean().optional(),
+  extends: z.array(z.string()).optional(),
+  health: z.strictObject({ path: z.string().startsWith('/') }).optional(),
+  restart: z.array(pattern).optional(),
+  version: z.array(pattern).optional(),
+  phases: z.strictObject(Object.fromEntries(markerPhases.map((p) => [p, z.array(pattern).optional()])) as Record<(typeof markerPhases)[number], z.ZodOptional<z.ZodArray<typeof pattern>>>).optional(),
+  progress: z.array(z.strictObject({ name: z.string().min(1), phase: marker, pattern })).optional(),
+  benign: z
+    .array(z.strictObject({ name: z.string().min(1), pattern, phases: z.array(z.enum(phases)).optional() }))
+    .optional(),
+  crashes: z
+    .array(z.strictObject({ reason: z.enum(crashReasons), causal: z.boolean(), pattern, terminal: z.boolean().optional() }))
+    .optional(),
+  foretell: z.array(z.strictObject({ reason: z.enum(crashReasons), pattern })).optional(),
+}) satisfies z.ZodType<EngineProfileSpec>;

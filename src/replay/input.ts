@@ -1,0 +1,94 @@
+import { createReadStream } from 'node:fs';
+import { ModelwatchError } from '../errors.js';
+
+/** One line read from a captured log, with its journal time when the capture has one. */
+export interface InputLine {
+  readonly text: string;
+  /** Milliseconds since the epoch (journal `__REALTIME_TIMESTAMP`), when known. */
+  readonly at: number | undefined;
+}
+
+/** The two capture formats `replay` reads, told apart by content. */
+export type InputFormat = 'journal-json' | 'text';
+
+/** Decodes a journal MESSAGE field: a string, an array of bytes (non-UTF-8 or binary), or null. */
+export function journalMessage(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value) && value.every((b) => typeof b === 'number')) {
+    return Buffer.from(value as number[]).toString('utf8');
+  }
+  return undefined;
+}
+
+/** Parses one `journalctl -o json` line into its message lines; throws on anything else. */
+export function parseJournalEntry(line: string): InputLine[] {
+  const entry: unknown = JSON.parse(line);
+  if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) throw new Error('not a JSON object');
+  const record = entry as Record<string, unknown>;
+  const message = journalMessage(record['MESSAGE']);
+  if (message === undefined) return [];
+  const ts = record['__REALTIME_TIMESTAMP'];
+  const at = typeof ts === 'string' && /^\d+$/.test(ts) ? Math.floor(Number(ts) / 1000) : undefined;
+  return message.split('\n').map((text) => ({ text, at }));
+}
+
+function looksLikeJournal(firstLine: string): boolean {
+  if (!firstLine.startsWith('{')) return false;
+  try {
+    const entry: unknown = JSON.parse(firstLine);
+    return typeof entry === 'object' && entry !== null && ('MESSAGE' in entry || '__CURSOR' in entry);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Reads a captured log line by line: plain text (a leading block of `# ` provenance lines is
+ * skipped) or `journalctl -o json` lines, detected from the first non-empty line.
+ * Throws ModelwatchError MW_ERR_INPUT_READ or MW_ERR_INPUT_PARSE with the file and line number.
+ */
+export async function* readCapture(file: string, onFormat?: (f: InputFormat) => void): AsyncGenerator<InputLine> {
+  const stream = createReadStream(file, { encoding: 'utf8', highWaterMark: 1 << 20 });
+  let format: InputFormat | undefined;
+  let header = true;
+  let lineNo = 0;
+  let rest = '';
+  function* take(line: string): Generator<InputLine> {
+    lineNo++;
+    if (format === undefined) {
+      if (line.trim() === '') return;
+      if (line.includes('\0')) throw new ModelwatchError('MW_ERR_INPUT_PARSE', `${file}: line ${lineNo}: binary data, not a log`);
+      format = looksLikeJournal(line) ? 'journal-json' : 'text';
+      onFormat?.(format);
+    }
+    if (format === 'text') {
+      if (header && line.startsWith('# ')) return;
+      header = false;
+      yield { text: line, at: undefined };
+      return;
+    }
+    if (line.trim() === '') return;
+    try {
+      yield* parseJournalEntry(line);
+    } catch (err) {
+      throw new ModelwatchError('MW_ERR_INPUT_PARSE', `${file}: line ${lineNo}: not a journal JSON entry (${(err as Error).message})`);
+    }
+  }
+  try {
+    for await (const chunk of stream) {
+      const text = rest + (chunk as string);
+      let start = 0;
+      for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', start)) {
+        yield* take(text.slice(start, nl));
+        start = nl + 1;
+      }
+      rest = text.slice(start);
+    }
+  } catch (err) {
+    if (err instanceof ModelwatchError) throw err;
+    throw new ModelwatchError('MW_ERR_INPUT_READ', `${file}: ${(err as Error).message}`);
+  } finally {
+    stream.destroy();
+  }
+  if (rest !== '') yield* take(rest);
+}
