@@ -31,13 +31,21 @@ export interface LineVerdict {
   readonly restart: boolean;
   readonly counter: CounterReading | undefined;
   /** Name of the benign rule that matched, with the phases it is harmless in. */
-  readonly benign: { readonly name: string; readonly phases: ReadonlySet<Phase> | undefined } | undefined;
+  readonly benign: BenignMatch | undefined;
   readonly crash: CrashMatch | undefined;
   readonly foretell: CrashReason | undefined;
   readonly version: string | undefined;
   /** The class from the level and the line's shape alone (used when no rule decides it). */
   readonly baseClass: LineClass;
 }
+
+/** A benign rule that matched a line. */
+export interface BenignMatch {
+  readonly name: string;
+  readonly phases: ReadonlySet<Phase> | undefined;
+}
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 const tracebackStart = 'Traceback (most recent call last)';
 
@@ -75,35 +83,54 @@ function counterOf(rule: Rule, m: RegExpExecArray): CounterReading | undefined {
 
 /**
  * The line classifier of one engine profile. Pure: the same line always gets the same verdict.
+ * It reuses one verdict object, valid until the next call, so the hot path allocates nothing.
  */
 export class LineClassifier {
   private readonly candidates: number[] = [];
+  private readonly verdict: Mutable<LineVerdict>;
+  private readonly crashHolder: Mutable<CrashMatch> = { reason: 'unknown', causal: false, specific: false, terminal: false };
 
-  constructor(readonly profile: CompiledProfile) {}
+  constructor(readonly profile: CompiledProfile) {
+    this.verdict = {
+      line: { message: '', level: undefined, at: undefined, origin: undefined },
+      phase: undefined,
+      restart: false,
+      counter: undefined,
+      benign: undefined,
+      crash: undefined,
+      foretell: undefined,
+      version: undefined,
+      baseClass: 'info',
+    };
+  }
 
-  /** Classifies one physical line; `year` completes timestamps that lack one. */
+  /**
+   * Classifies one physical line; `year` completes timestamps that lack one. The returned
+   * verdict is overwritten by the next call.
+   */
   classify(raw: string, year: number): LineVerdict {
-    const line = normalizeLine(raw, year);
+    const v = this.verdict;
+    const line = normalizeLine(raw, year, v.line as NormalizedLine);
     const text = line.message;
     const { rules, matcher, unfiltered } = this.profile;
     const cand = this.candidates;
     matcher.scan(text, cand);
-    if (unfiltered.length > 0) cand.push(...unfiltered);
+    for (const id of unfiltered) cand.push(id);
     let phase: MarkerPhase | undefined;
     let restart = false;
     let counter: CounterReading | undefined;
-    let benign: LineVerdict['benign'];
+    let benign: BenignMatch | undefined;
     let consequential: Rule | undefined;
     let causal: Rule | undefined;
     let foretell: CrashReason | undefined;
     let version: string | undefined;
-    if (cand.length > 1) cand.sort((a, b) => a - b);
+    if (cand.length > 1) cand.sort(ascending);
     for (const id of cand) {
       const rule = rules[id];
       if (rule === undefined) continue;
       switch (rule.kind) {
         case 'benign':
-          if (benign === undefined && rule.re.test(text)) benign = { name: rule.name, phases: rule.benignPhases };
+          if (benign === undefined && rule.re.test(text)) benign = rule.benign;
           break;
         case 'consequential':
           if (consequential === undefined && rule.re.test(text)) consequential = rule;
@@ -142,11 +169,30 @@ export class LineClassifier {
     } else if (consequential) {
       // A consequential line that quotes its cause ("Worker failed with error 'CUDA out of memory'")
       // still names the reason, but is never itself the root-cause line.
-      const reason = consequential.reason === 'unknown' && causal ? causal.reason : (consequential.reason ?? 'unknown');
-      crash = { reason, causal: false, specific: reason !== 'unknown', terminal: consequential.terminal ?? true };
+      const reason = consequential.reason === 'unknown' && causal ? (causal.reason ?? 'unknown') : (consequential.reason ?? 'unknown');
+      crash = this.crashMatch(reason, false, reason !== 'unknown', consequential.terminal ?? true);
     } else if (causal) {
-      crash = { reason: causal.reason ?? 'unknown', causal: true, specific: causal.kind === 'causal', terminal: causal.terminal ?? false };
+      crash = this.crashMatch(causal.reason ?? 'unknown', true, causal.kind === 'causal', causal.terminal ?? false);
     }
-    return { line, phase, restart, counter, benign, crash, foretell, version, baseClass: baseClassOf(line) };
+    v.phase = phase;
+    v.restart = restart;
+    v.counter = counter;
+    v.benign = benign;
+    v.crash = crash;
+    v.foretell = foretell;
+    v.version = version;
+    v.baseClass = baseClassOf(line);
+    return v;
+  }
+
+  private crashMatch(reason: CrashReason, causal: boolean, specific: boolean, terminal: boolean): CrashMatch {
+    const c = this.crashHolder;
+    c.reason = reason;
+    c.causal = causal;
+    c.specific = specific;
+    c.terminal = terminal;
+    return c;
   }
 }
+
+const ascending = (a: number, b: number): number => a - b;

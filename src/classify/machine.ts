@@ -39,7 +39,7 @@ export interface CrashInfo {
 export type MachineEvent =
   | { readonly type: 'attempt'; readonly attempt: number; readonly at: number | null; readonly line: string | null }
   | { readonly type: 'transition'; readonly from: Phase; readonly to: Phase; readonly at: number | null; readonly line: string | null; readonly attempt: number }
-  | { readonly type: 'crash'; readonly crash: CrashInfo; readonly attempt: number }
+  | { readonly type: 'crash'; readonly crash: CrashInfo; readonly attempt: number; readonly revised: boolean }
   | { readonly type: 'foretell'; readonly reason: CrashReason; readonly line: string; readonly at: number | null; readonly hint: string; readonly attempt: number }
   | { readonly type: 'stall'; readonly phase: LoadingPhase; readonly at: number; readonly silentMs: number; readonly budgetMs: number; readonly attempt: number }
   | { readonly type: 'stall_cleared'; readonly phase: Phase; readonly at: number; readonly attempt: number };
@@ -69,6 +69,7 @@ interface Candidate {
 }
 
 const rank = (p: Phase): number => phases.indexOf(p);
+const noEvents: readonly MachineEvent[] = Object.freeze([]);
 
 function clean(raw: string): string {
   let end = raw.length;
@@ -92,6 +93,8 @@ export class PhaseMachine {
   private entries: PhaseEntry[] = [];
   private readonly allEntries: PhaseEntry[] = [];
   private crash: CrashInfo | null = null;
+  /** What the current crash's root-cause line is: a specific cause, a bare exception, or only a consequence. */
+  private crashRoot: 'causal' | 'generic' | 'consequential' = 'consequential';
   private candidates: Candidate[] = [];
   private foretold: { reason: CrashReason; line: string; at: number | null }[] = [];
   private counters: Record<string, CounterReading> = {};
@@ -102,6 +105,8 @@ export class PhaseMachine {
   private readonly counts: Record<LineClass, number> = { phase: 0, progress: 0, benign: 0, info: 0, warning: 0, error: 0 };
   private readonly benignCounts: Record<string, number> = {};
   private readonly crashes: { attempt: number; crash: CrashInfo }[] = [];
+  /** Scratch list of the events of the line being observed (most lines have none). */
+  private readonly events: MachineEvent[] = [];
 
   constructor(
     private readonly classifier: LineClassifier,
@@ -117,19 +122,20 @@ export class PhaseMachine {
   }
 
   /** Feeds one physical log line; `at` (ms) is its journal time when the source knows it. */
-  observeLine(raw: string, at?: number): MachineEvent[] {
+  observeLine(raw: string, at?: number): readonly MachineEvent[] {
     const year = this.year ?? new Date(at ?? Date.now()).getUTCFullYear();
     const verdict = this.classifier.classify(raw, year);
     const when = at ?? verdict.line.at;
     if (when !== undefined && this.year === undefined) this.year = new Date(when).getUTCFullYear();
-    const events: MachineEvent[] = [];
+    const events = this.events;
+    events.length = 0;
     if (when !== undefined) {
-      events.push(...this.tick(when));
+      if (!this.stalled && isOneOf(loadingPhases, this.phase)) events.push(...this.tick(when));
       this.now = when;
     }
-    const cls = this.apply(verdict, clean(raw), events);
+    const cls = this.apply(verdict, raw, events);
     this.counts[cls]++;
-    return events;
+    return events.length === 0 ? noEvents : events.slice();
   }
 
   /** Evaluates the stall budget of the current phase at time `now` (ms). */
@@ -193,8 +199,9 @@ export class PhaseMachine {
     return this.benignCounts;
   }
 
-  private apply(v: LineVerdict, line: string, events: MachineEvent[]): LineClass {
+  private apply(v: LineVerdict, raw: string, events: MachineEvent[]): LineClass {
     const at = this.now;
+    const line = clean(raw);
     if (v.version !== undefined) this.version = v.version;
     // A benign line is harmless only in the phases its rule names; elsewhere it is a warning.
     if (v.benign && (v.benign.phases === undefined || v.benign.phases.has(this.phase))) {
@@ -209,7 +216,10 @@ export class PhaseMachine {
     if (this.phase === 'down' && v.line.message.trim() !== '') this.newAttempt(line, at, events, v.phase);
     if (v.crash) {
       this.progress(at, events);
-      if (this.phase === 'crashed') return 'error';
+      if (this.phase === 'crashed') {
+        if (v.crash.causal) this.reviseCrash(v.crash, line, at, events);
+        return 'error';
+      }
       if (v.crash.causal) {
         this.candidates.push({ reason: v.crash.reason, line, at, specific: v.crash.specific });
         if (v.crash.terminal) this.enterCrash(line, at, events, undefined);
@@ -285,14 +295,31 @@ export class PhaseMachine {
     events.push({ type: 'transition', from, to, at, line, attempt: this.attempt });
   }
 
+  /**
+   * vLLM prints "EngineCore failed to start." before the traceback that holds the cause: a
+   * causal line after the crash replaces a root cause that was only a consequence or a bare
+   * exception.
+   */
+  private reviseCrash(match: { reason: CrashReason; specific: boolean }, line: string, at: number | null, events: MachineEvent[]): void {
+    const current = this.crashRoot;
+    if (current === 'causal' || (current === 'generic' && !match.specific) || this.crash === null) return;
+    const crash: CrashInfo = { reason: match.reason, line, at, hint: remediation[match.reason] };
+    this.crash = crash;
+    this.crashRoot = match.specific ? 'causal' : 'generic';
+    const last = this.crashes[this.crashes.length - 1];
+    if (last && last.attempt === this.attempt) last.crash = crash;
+    events.push({ type: 'crash', crash, attempt: this.attempt, revised: true });
+  }
+
   private enterCrash(line: string, at: number | null, events: MachineEvent[], consequential: { reason: CrashReason } | undefined): void {
     const root = this.candidates.find((c) => c.specific) ?? this.candidates[0];
     const reason = root?.reason ?? consequential?.reason ?? 'unknown';
     const crash: CrashInfo = { reason, line: root?.line ?? line, at: root?.at ?? at, hint: remediation[reason] };
     this.crash = crash;
+    this.crashRoot = root === undefined ? 'consequential' : root.specific ? 'causal' : 'generic';
     this.crashes.push({ attempt: this.attempt, crash });
     this.enter('crashed', line, at, events);
-    events.push({ type: 'crash', crash, attempt: this.attempt });
+    events.push({ type: 'crash', crash, attempt: this.attempt, revised: false });
   }
 }
 

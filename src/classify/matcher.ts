@@ -1,25 +1,40 @@
 /**
- * A multi-literal matcher (Aho-Corasick over lower-cased ASCII): one pass over a line names every
+ * A multi-literal matcher (Aho-Corasick over case-folded ASCII): one pass over a line names every
  * literal it contains. It is the classifier's prefilter: only the patterns whose literal occurs in
- * a line are run on it.
+ * a line are run on it. The automaton is a dense table over a reduced alphabet (the characters the
+ * literals use), with states that report a match stored negated, so the inner loop does one table
+ * load per character.
  */
 export class LiteralMatcher {
+  private readonly classOf: Uint8Array;
+  private readonly width: number;
   private readonly delta: Int32Array;
   private readonly outStart: Int32Array;
   private readonly outIds: Int32Array;
   private readonly seen: Uint32Array;
   private epoch = 0;
 
-  /** Builds the automaton; `literals[i]` reports id `ids[i]`. */
+  /** Builds the automaton; `literals[i]` reports id `ids[i]`; ids are below `idCount`. */
   constructor(literals: readonly string[], ids: readonly number[], idCount: number) {
+    // Alphabet: one class per (case-folded) ASCII character some literal uses; 0 for all others.
+    const classOf = new Uint8Array(65536);
+    let width = 1;
+    for (const lit of literals) {
+      for (let i = 0; i < lit.length; i++) {
+        const c = fold(lit.charCodeAt(i));
+        if (c < 128 && classOf[c] === 0) {
+          classOf[c] = width++;
+          if (c >= 97 && c <= 122) classOf[c - 32] = classOf[c] ?? 0;
+        }
+      }
+    }
     const children: Map<number, number>[] = [new Map()];
     const outs: number[][] = [[]];
     literals.forEach((lit, k) => {
       let s = 0;
       for (let i = 0; i < lit.length; i++) {
-        const c = fold(lit.charCodeAt(i));
-        const node = children[s];
-        if (node === undefined) throw new Error('automaton corrupt');
+        const c = classOf[fold(lit.charCodeAt(i))] ?? 0;
+        const node = children[s] as Map<number, number>;
         let t = node.get(c);
         if (t === undefined) {
           t = children.length;
@@ -32,30 +47,35 @@ export class LiteralMatcher {
       outs[s]?.push(ids[k] ?? 0);
     });
     const n = children.length;
-    const delta = new Int32Array(n * 128);
+    const goto = new Int32Array(n * width);
     const fail = new Int32Array(n);
     const queue: number[] = [];
-    for (let c = 0; c < 128; c++) {
+    for (let c = 0; c < width; c++) {
       const t = children[0]?.get(c);
-      delta[c] = t ?? 0;
+      goto[c] = t ?? 0;
       if (t !== undefined) queue.push(t);
     }
     for (let qi = 0; qi < queue.length; qi++) {
       const s = queue[qi] ?? 0;
       const f = fail[s] ?? 0;
       outs[s] = [...(outs[s] ?? []), ...(outs[f] ?? [])];
-      for (let c = 0; c < 128; c++) {
+      for (let c = 0; c < width; c++) {
         const t = children[s]?.get(c);
         if (t === undefined) {
-          delta[s * 128 + c] = delta[f * 128 + c] ?? 0;
+          goto[s * width + c] = goto[f * width + c] ?? 0;
         } else {
-          delta[s * 128 + c] = t;
-          fail[t] = delta[f * 128 + c] ?? 0;
+          goto[s * width + c] = t;
+          fail[t] = goto[f * width + c] ?? 0;
           queue.push(t);
         }
       }
     }
-    this.delta = delta;
+    // Entries hold the target state's row offset; negated (~) when that state reports literals.
+    const delta = new Int32Array(n * width);
+    for (let i = 0; i < delta.length; i++) {
+      const t = goto[i] ?? 0;
+      delta[i] = (outs[t]?.length ?? 0) > 0 ? ~(t * width) : t * width;
+    }
     this.outStart = new Int32Array(n + 1);
     const flat: number[] = [];
     for (let s = 0; s < n; s++) {
@@ -64,34 +84,43 @@ export class LiteralMatcher {
     }
     this.outStart[n] = flat.length;
     this.outIds = Int32Array.from(flat);
-    this.seen = new Uint32Array(idCount);
+    this.classOf = classOf;
+    this.width = width;
+    this.delta = delta;
+    this.seen = new Uint32Array(Math.max(1, idCount));
   }
 
   /** Appends to `out` (cleared first) the distinct ids of the literals found in `text`. */
   scan(text: string, out: number[]): void {
     out.length = 0;
-    const epoch = ++this.epoch;
-    const { delta, outStart, outIds, seen } = this;
-    let s = 0;
+    const { delta, classOf } = this;
+    let row = 0;
     for (let i = 0; i < text.length; i++) {
-      let c = text.charCodeAt(i);
-      if (c >= 128) c = 0;
-      else if (c >= 65 && c <= 90) c += 32;
-      s = delta[(s << 7) | c] as number;
-      const a = outStart[s] as number;
-      const b = outStart[s + 1] as number;
-      for (let k = a; k < b; k++) {
-        const id = outIds[k] as number;
-        if (seen[id] !== epoch) {
-          seen[id] = epoch;
-          out.push(id);
-        }
+      const t = delta[row + (classOf[text.charCodeAt(i)] as number)] as number;
+      if (t < 0) {
+        row = ~t;
+        this.report(row, out);
+      } else {
+        row = t;
+      }
+    }
+  }
+
+  private report(row: number, out: number[]): void {
+    if (out.length === 0) this.epoch++;
+    const s = row / this.width;
+    const { outStart, outIds, seen, epoch } = this;
+    const end = outStart[s + 1] as number;
+    for (let k = outStart[s] as number; k < end; k++) {
+      const id = outIds[k] as number;
+      if (seen[id] !== epoch) {
+        seen[id] = epoch;
+        out.push(id);
       }
     }
   }
 }
 
 function fold(c: number): number {
-  if (c >= 128) return 0;
   return c >= 65 && c <= 90 ? c + 32 : c;
 }

@@ -21,7 +21,7 @@ export interface EngineProfileSpec {
   /** Patterns with a named group `version` that say the engine's version. */
   readonly version?: readonly string[] | undefined;
   /** Lines that announce a phase. */
-  readonly phases?: Partial<Record<MarkerPhase, readonly string[]>> | undefined;
+  readonly phases?: { readonly [P in MarkerPhase]?: readonly string[] | undefined } | undefined;
   /** Counters within a phase: named groups `done` and `total`, or `percent`. */
   readonly progress?: readonly ProgressSpec[] | undefined;
   /** Harmless warnings and the phases in which they are harmless (all phases when omitted). */
@@ -75,7 +75,8 @@ export interface Rule {
   readonly source: string;
   readonly name: string;
   readonly phase?: MarkerPhase;
-  readonly benignPhases?: ReadonlySet<Phase>;
+  /** For benign rules: the match the classifier reports (built once, shared by every line). */
+  readonly benign?: { readonly name: string; readonly phases: ReadonlySet<Phase> | undefined };
   readonly reason?: CrashReason;
   readonly terminal?: boolean;
   /** The profile the rule was written in. */
@@ -148,7 +149,7 @@ export function compileProfile(
     const base = { profile: s.name };
     s.benign?.forEach((b, i) =>
       drafts.push({ ...base, kind: 'benign', name: b.name, source: b.pattern, pattern: b.pattern, path: `benign[${i}]`,
-        ...(b.phases ? { benignPhases: new Set(b.phases) } : {}) }),
+        benign: { name: b.name, phases: b.phases ? new Set(b.phases) : undefined } }),
     );
     s.crashes?.forEach((c, i) => {
       const kind: RuleKind = !c.causal ? 'consequential' : c.reason === 'unknown' ? 'generic' : 'causal';

@@ -1,0 +1,403 @@
+/**
+ * The schema of the daemon's YAML configuration (`modelwatch run -c FILE`). Every object is strict
+ * (an unknown key is an error) and every default lives in this file. CONFIGURATION.md documents
+ * each key; `config/modelwatch.schema.json` is generated from this schema (`write-json-schema.ts`).
+ */
+import { isIP } from 'node:net';
+import { z } from 'zod';
+import { defaultStallBudgetsMs } from '../classify/machine.js';
+import { type LoadingPhase } from '../types.js';
+import { durationSchema, formatDuration } from './duration.js';
+
+export { formatDuration, parseDuration } from './duration.js';
+
+// ---- building blocks -------------------------------------------------------------------------
+
+/** Required-key message: zod's default ("expected string, received undefined") reads like a type error. */
+const requiredOr = (otherwise: string) => (issue: { input?: unknown }) =>
+  issue.input === undefined ? 'required' : otherwise;
+
+const absolutePath = z
+  .string({ error: requiredOr('expected an absolute path (a string starting with "/")') })
+  .regex(/^\/[^\0]*$/, { error: (issue) => `"${String(issue.input)}" must be an absolute path (starting with "/")` });
+
+// No whitespace or shell metacharacters: the value is exec'd directly, but a value that only works
+// through a shell is a mistake worth reporting, and a log line quoting it stays unambiguous.
+const commandPattern = /^(?:\/[^\s;&|$`<>(){}[\]*?!~'"\\#\0]+|[A-Za-z0-9_][A-Za-z0-9._+-]*)$/;
+const commandName = z.string({ error: requiredOr('expected a command name or an absolute path') }).regex(commandPattern, {
+  error: (issue) =>
+    `"${String(issue.input)}" must be an absolute path or a bare command name, without spaces or shell characters`,
+});
+
+const envName = z.string({ error: requiredOr('expected the name of an environment variable') }).regex(/^[A-Za-z_][A-Za-z0-9_]*$/, {
+  error: (issue) => `"${String(issue.input)}" is not an environment variable name (letters, digits and "_")`,
+});
+
+const duration = (fallback: string, description: string) => durationSchema.prefault(fallback).describe(description);
+
+/** Reports when more than one of the given keys is set; runs even when the object has other problems. */
+function atMostOne(keys: readonly string[], what: string) {
+  return {
+    check: (value: unknown) =>
+      typeof value !== 'object' || value === null || keys.filter((k) => (value as Record<string, unknown>)[k] !== undefined).length <= 1,
+    params: { error: `set at most one of ${keys.join(' and ')} (${what})`, when: () => true },
+  };
+}
+
+// ---- systemd unit, URL, GPU, cron --------------------------------------------------------------
+
+const unitInput = /^[A-Za-z0-9:_\\@][A-Za-z0-9:_.\\@-]*$/;
+const unitTypes = /\.(service|scope|socket|device|mount|automount|swap|target|path|timer|slice)$/;
+
+const unitSchema = z
+  .string({ error: requiredOr('expected a systemd unit name') })
+  .regex(unitInput, {
+    error: (issue) =>
+      `"${String(issue.input)}" is not a systemd unit name: use letters, digits and ":_.\\@-", like "vllm.service" or "vllm@kimi"`,
+  })
+  .transform((unit, ctx) => {
+    const type = unitTypes.exec(unit)?.[1];
+    if (type !== undefined && type !== 'service' && type !== 'scope') {
+      ctx.addIssue({ code: 'custom', message: `"${unit}" is a .${type} unit: name the .service (or .scope) that runs the server` });
+      return z.NEVER;
+    }
+    const full = type === undefined ? `${unit}.service` : unit;
+    if (/@\.(service|scope)$/.test(full)) {
+      ctx.addIssue({ code: 'custom', message: `"${unit}" is a template: name an instance, like "${full.replace('@.', '@NAME.')}"` });
+      return z.NEVER;
+    }
+    if (full.length > 255) {
+      ctx.addIssue({ code: 'custom', message: 'a unit name is at most 255 characters long' });
+      return z.NEVER;
+    }
+    return full;
+  })
+  .describe('systemd unit of the server; ".service" is appended when the name has no suffix');
+
+const baseUrl = z
+  .string({ error: requiredOr('expected an http(s) base URL') })
+  .regex(/^https?:\/\//i, { error: (issue) => `"${String(issue.input)}" must be an http:// or https:// URL` })
+  .transform((text, ctx) => {
+    let url: URL;
+    try {
+      url = new URL(text);
+    } catch {
+      ctx.addIssue({ code: 'custom', message: `"${text}" is not a URL: use a base URL like "http://127.0.0.1:8000"` });
+      return z.NEVER;
+    }
+    const problems: string[] = [];
+    if (url.username !== '' || url.password !== '') problems.push('must not carry credentials (use smoke.apiKeyEnv or smoke.apiKeyFile)');
+    if (url.search !== '' || url.hash !== '') problems.push('must not have a query or a fragment');
+    const path = url.pathname.replace(/\/+$/, '');
+    if (/\/v1$/.test(path)) problems.push('is the base URL without "/v1": modelwatch adds the API paths itself');
+    for (const message of problems) ctx.addIssue({ code: 'custom', message: `"${text}" ${message}` });
+    return problems.length > 0 ? z.NEVER : `${url.protocol}//${url.host}${path}`;
+  })
+  .describe('base URL of the server, like http://127.0.0.1:8000 (no /v1)');
+
+const gpuRef = z.union(
+  [z.number().int().min(0).max(1023), z.string().regex(/^(?:GPU|MIG)-[A-Za-z0-9/-]+$/, { error: 'a GPU UUID starts with "GPU-" or "MIG-"' })],
+  { error: 'expected a GPU index (0, 1, ...) or a GPU UUID ("GPU-...")' },
+);
+
+const gpusSchema = z
+  .union(
+    [
+      z.literal('all'),
+      z
+        .array(gpuRef)
+        .min(1, { error: 'list at least one GPU, or leave gpus out for all of them' })
+        .superRefine((list, ctx) => {
+          const seen = new Set<string>();
+          list.forEach((ref, i) => {
+            if (seen.has(String(ref))) ctx.addIssue({ code: 'custom', path: [i], message: `GPU ${JSON.stringify(ref)} is listed twice` });
+            seen.add(String(ref));
+          });
+        }),
+    ],
+    { error: 'expected "all" or a list of GPU indexes and UUIDs' },
+  )
+  .default('all')
+  .describe('GPUs the server uses (indexes as nvidia-smi numbers them, or UUIDs); "all" by default');
+
+const cronFields = [
+  { name: 'second', min: 0, max: 59 },
+  { name: 'minute', min: 0, max: 59 },
+  { name: 'hour', min: 0, max: 23 },
+  { name: 'day of month', min: 1, max: 31 },
+  { name: 'month', min: 1, max: 12, names: ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'] },
+  { name: 'day of week', min: 0, max: 7, names: ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'] },
+] as const;
+
+/** Says what is wrong with a cron expression (5 fields, or 6 with seconds first), or undefined. */
+function cronProblem(expr: string): string | undefined {
+  const fields = expr.trim().split(/\s+/);
+  if (fields.length !== 5 && fields.length !== 6) {
+    return `"${expr}" has ${fields.length} field(s): a cron schedule has 5 (minute hour day-of-month month day-of-week), or 6 with seconds first`;
+  }
+  const specs = fields.length === 6 ? cronFields : cronFields.slice(1);
+  for (const [i, field] of fields.entries()) {
+    const spec = specs[i];
+    if (spec === undefined) continue;
+    const names: readonly string[] = 'names' in spec ? spec.names : [];
+    const value = (token: string): number | undefined => {
+      if (/^\d+$/.test(token)) return Number(token);
+      const at = names.indexOf(token.toLowerCase());
+      return at < 0 ? undefined : at + (spec.min === 1 ? 1 : 0);
+    };
+    for (const item of field.split(',')) {
+      const m = /^(?:\*|([A-Za-z0-9]+)(?:-([A-Za-z0-9]+))?)(?:\/(\d+))?$/.exec(item);
+      const bad = `"${expr}": the ${spec.name} field "${field}" is not valid (${spec.min}-${spec.max}${names.length > 0 ? ' or names' : ''}, "*", ranges, lists, steps)`;
+      if (m === null) return bad;
+      const [, from, to, step] = m;
+      if (step !== undefined && (Number(step) < 1 || Number(step) > spec.max)) return bad;
+      if (from === undefined) continue;
+      const a = value(from);
+      const b = to === undefined ? a : value(to);
+      if (a === undefined || b === undefined || a < spec.min || b > spec.max || a > b) return bad;
+    }
+  }
+  return undefined;
+}
+
+const cronSchema = z
+  .string({ error: requiredOr('expected a cron schedule string') })
+  .superRefine((expr, ctx) => {
+    const problem = cronProblem(expr);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+  })
+  .describe('cron schedule of extra canary runs, like "*/30 * * * *" (5 fields, or 6 with seconds)');
+
+// ---- sections ---------------------------------------------------------------------------------
+
+const hostPattern = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+
+const listenSchema = z
+  .strictObject({
+    host: z
+      .string()
+      .refine((h) => isIP(h) !== 0 || hostPattern.test(h), {
+        error: (issue) => `"${String(issue.input)}" must be an IP address or a host name, like "127.0.0.1", "0.0.0.0" or "::"`,
+      })
+      .default('127.0.0.1')
+      .describe('address the HTTP server (metrics, API, status page) listens on'),
+    port: z.number().int().min(1).max(65535).default(9464).describe('TCP port of the HTTP server'),
+  })
+  .prefault({})
+  .describe('where the HTTP server listens');
+
+const enginesSchema = z
+  .strictObject({
+    dirs: z
+      .array(absolutePath)
+      .default([])
+      .describe('extra directories of engine profiles (<name>.yaml); they add engines or override built-in ones'),
+  })
+  .prefault({})
+  .describe('engine profiles beyond the built-in ones');
+
+const historySchema = z
+  .strictObject({
+    path: absolutePath.default('/var/lib/modelwatch/history.db').describe('SQLite file of the load history'),
+    retentionDays: z.number().int().min(0).max(36_500).default(90).describe('days of history kept; 0 keeps everything'),
+  })
+  .prefault({})
+  .describe('the load history (GET /api/v1/targets/:name/loads)');
+
+const apiFields = ['tokenEnv', 'tokenFile'] as const;
+const apiOnlyOne = atMostOne(apiFields, 'the bearer token');
+const apiSchema = z
+  .strictObject({
+    tokenEnv: envName.optional().describe('environment variable that holds the bearer token of acting endpoints'),
+    tokenFile: absolutePath.optional().describe('file that holds the bearer token of acting endpoints'),
+  })
+  .refine(apiOnlyOne.check, apiOnlyOne.params)
+  .prefault({})
+  .describe('the HTTP API; acting endpoints (POST) are refused unless a token is configured');
+
+const budget = (phase: LoadingPhase) =>
+  duration(formatDuration(defaultStallBudgetsMs[phase]), `stall budget of the ${phase} phase`);
+
+const stallBudgetsSchema = z
+  .strictObject({
+    starting: budget('starting'),
+    loading_weights: budget('loading_weights'),
+    compiling: budget('compiling'),
+    warming_up: budget('warming_up'),
+  })
+  .prefault({})
+  .describe('how long each loading phase may go without progress before the load is flagged stalled');
+
+const healthSchema = z
+  .strictObject({
+    intervalLoading: duration('2s', 'health check interval while the target is not ready'),
+    intervalReady: duration('15s', 'health check interval once the target is ready'),
+    timeout: duration('5s', 'timeout of one health check'),
+  })
+  .prefault({})
+  .describe('health checks of every target');
+
+const defaultsSchema = z
+  .strictObject({ stallBudgets: stallBudgetsSchema, health: healthSchema })
+  .prefault({})
+  .describe('settings every target inherits');
+
+const gpuSchema = z
+  .strictObject({
+    enabled: z.boolean().default(true).describe('sample GPUs with nvidia-smi'),
+    nvidiaSmi: commandName.default('nvidia-smi').describe('nvidia-smi command: an absolute path or a name looked up in PATH'),
+    interval: duration('2s', 'GPU sampling interval'),
+  })
+  .prefault({})
+  .describe('GPU sampling');
+
+// ---- targets ----------------------------------------------------------------------------------
+
+const journalFields = ['file', 'directory'] as const;
+const journalOnlyOne = atMostOne(journalFields, 'journalctl reads one or the other');
+const journalSchema = z
+  .strictObject({
+    unit: unitSchema,
+    file: absolutePath.optional().describe('read this journal file (journalctl --file) instead of the system journal'),
+    directory: absolutePath.optional().describe('read the journal in this directory (journalctl --directory)'),
+  })
+  .refine(journalOnlyOne.check, journalOnlyOne.params)
+  .describe('follow the systemd journal of a unit');
+
+const logFileSchema = z
+  .strictObject({ path: absolutePath.describe('log file, followed across rotation') })
+  .describe('follow a log file');
+
+const commandSchema = z
+  .strictObject({
+    argv: z
+      .array(z.string({ error: requiredOr('every argument must be a string') }))
+      .min(1, { error: 'argv needs at least the command' })
+      .superRefine((argv, ctx) => {
+        const first = argv[0];
+        if (first !== undefined && !commandPattern.test(first)) {
+          ctx.addIssue({
+            code: 'custom',
+            path: [0],
+            message: `"${first}" must be an absolute path or a bare command name, without spaces or shell characters (argv is run without a shell)`,
+          });
+        }
+      })
+      .describe('command whose output is the log, run without a shell, like [docker, logs, -f, sglang]'),
+  })
+  .describe('follow the output of a command');
+
+const logKinds = ['journal', 'file', 'command'] as const;
+
+/** Where a target's log lines come from, tagged by kind. */
+export type LogSource =
+  | { readonly kind: 'journal'; readonly unit: string; readonly file?: string | undefined; readonly directory?: string | undefined }
+  | { readonly kind: 'file'; readonly path: string }
+  | { readonly kind: 'command'; readonly argv: readonly string[] };
+
+// The input names exactly one source; the output is a tagged LogSource, easier to switch on.
+const logsSchema = z
+  .strictObject({ journal: journalSchema.optional(), file: logFileSchema.optional(), command: commandSchema.optional() })
+  // JSON Schema cannot say "exactly one of" for optional keys directly; one key at most and at least does.
+  .meta({ minProperties: 1, maxProperties: 1 })
+  .refine((logs) => logKinds.filter((k) => logs[k] !== undefined).length === 1, {
+    error: (issue) => {
+      const set = logKinds.filter((k) => (issue.input as Record<string, unknown> | undefined)?.[k] !== undefined);
+      return set.length === 0
+        ? 'name one log source: journal, file or command'
+        : `name exactly one log source, not ${set.join(' and ')}`;
+    },
+    when: (payload) => typeof payload.value === 'object' && payload.value !== null,
+  })
+  .transform((logs): LogSource => {
+    if (logs.journal !== undefined) return { kind: 'journal', ...logs.journal };
+    if (logs.file !== undefined) return { kind: 'file', path: logs.file.path };
+    return { kind: 'command', argv: logs.command?.argv ?? [] };
+  })
+  .describe('where the log lines come from: exactly one of journal, file or command');
+
+const smokeFields = ['apiKeyEnv', 'apiKeyFile'] as const;
+const smokeOnlyOne = atMostOne(smokeFields, 'the API key');
+const smokeSchema = z
+  .strictObject({
+    enabled: z.boolean().default(true).describe('run the smoke canary when the target becomes ready'),
+    model: z.string().min(1).optional().describe('model name sent to the server; by default the first of /v1/models'),
+    apiKeyEnv: envName.optional().describe('environment variable that holds the API key the server expects'),
+    apiKeyFile: absolutePath.optional().describe('file that holds the API key the server expects'),
+    schedule: cronSchema.optional(),
+  })
+  .refine(smokeOnlyOne.check, smokeOnlyOne.params)
+  .prefault({})
+  .describe('the smoke canary that verifies a ready server answers correctly');
+
+const stallOverrides = z
+  .strictObject({
+    starting: durationSchema.optional().describe('stall budget of the starting phase for this target'),
+    loading_weights: durationSchema.optional().describe('stall budget of the loading_weights phase for this target'),
+    compiling: durationSchema.optional().describe('stall budget of the compiling phase for this target'),
+    warming_up: durationSchema.optional().describe('stall budget of the warming_up phase for this target'),
+  })
+  .prefault({})
+  .describe('per-phase stall budgets of this target; phases left out use defaults.stallBudgets');
+
+const targetSchema = z
+  .strictObject({
+    engine: z.string({ error: requiredOr('expected an engine name') }).min(1).describe('engine profile: vllm, sglang, tgi, llamacpp or a user profile'),
+    url: baseUrl,
+    healthPath: z
+      .string()
+      .regex(/^\/[^\s?#]*$/, { error: 'must be a path starting with "/", like "/health"' })
+      .optional()
+      .describe("health check path; by default the engine profile's"),
+    logs: logsSchema,
+    gpus: gpusSchema,
+    stallBudgets: stallOverrides,
+    smoke: smokeSchema,
+  })
+  .describe('one watched inference server');
+
+/** The syntax of a target name: it becomes the `target` label of every metric. */
+// Spelled out rather than with the i flag: JSON Schema patterns carry no flags.
+export const targetNamePattern = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
+
+const targetsSchema = z
+  .record(
+    z.string().regex(targetNamePattern, {
+      error: 'a target name is 1 to 63 letters, digits, "_", "." or "-", starting with a letter or digit',
+    }),
+    targetSchema,
+    { error: requiredOr('expected a map of target names to targets') },
+  )
+  .meta({ minProperties: 1 })
+  .refine((targets) => Object.keys(targets).length > 0, { error: 'configure at least one target' })
+  .describe('the watched inference servers, by name');
+
+// ---- the whole file ---------------------------------------------------------------------------
+
+/** Schema of the configuration file; its output has every default applied and durations in milliseconds. */
+export const configSchema = z
+  .strictObject({
+    listen: listenSchema,
+    engines: enginesSchema,
+    history: historySchema,
+    api: apiSchema,
+    defaults: defaultsSchema,
+    gpu: gpuSchema,
+    targets: targetsSchema,
+  })
+  .transform((config) => ({
+    ...config,
+    targets: Object.fromEntries(
+      Object.entries(config.targets).map(([name, target]) => {
+        const overrides = Object.fromEntries(Object.entries(target.stallBudgets).filter(([, ms]) => ms !== undefined));
+        const stallBudgets: Record<LoadingPhase, number> = { ...config.defaults.stallBudgets, ...overrides };
+        return [name, { ...target, stallBudgets }];
+      }),
+    ),
+  }));
+
+/** The configuration as the daemon uses it: defaults applied, durations in milliseconds, target stall budgets complete. */
+export type Config = z.output<typeof configSchema>;
+
+/** One target of a loaded configuration. */
+export type TargetConfig = Config['targets'][string];
