@@ -85,7 +85,7 @@ function clean(raw: string): string {
 export class PhaseMachine {
   private readonly budgets: Record<LoadingPhase, number>;
   private year: number | undefined;
-  private now: number | null = null;
+  private clock: number | null = null;
   private attempt = 0;
   private phase: Phase = 'down';
   private phaseSince: number | null = null;
@@ -116,6 +116,11 @@ export class PhaseMachine {
     this.year = options.year;
   }
 
+  /** The latest time the machine has seen (ms), from lines or ticks. */
+  get now(): number | null {
+    return this.clock;
+  }
+
   /** The current phase. */
   get current(): Phase {
     return this.phase;
@@ -131,7 +136,7 @@ export class PhaseMachine {
     events.length = 0;
     if (when !== undefined) {
       if (!this.stalled && isOneOf(loadingPhases, this.phase)) events.push(...this.tick(when));
-      this.now = when;
+      this.clock = when;
     }
     const cls = this.apply(verdict, raw, events);
     this.counts[cls]++;
@@ -140,7 +145,7 @@ export class PhaseMachine {
 
   /** Evaluates the stall budget of the current phase at time `now` (ms). */
   tick(now: number): MachineEvent[] {
-    if (this.now === null || now > this.now) this.now = now;
+    if (this.clock === null || now > this.clock) this.clock = now;
     if (!isOneOf(loadingPhases, this.phase) || this.stalled || this.lastProgressAt === null) return [];
     const silentMs = now - this.lastProgressAt;
     const budgetMs = this.budgets[this.phase];
@@ -156,7 +161,7 @@ export class PhaseMachine {
   finish(): MachineEvent[] {
     const events: MachineEvent[] = [];
     if (isOneOf(loadingPhases, this.phase) && this.candidates.length > 0) {
-      this.enterCrash(this.candidates[this.candidates.length - 1]?.line ?? '', this.now, events, undefined);
+      this.enterCrash(this.candidates[this.candidates.length - 1]?.line ?? '', this.clock, events, undefined);
     }
     return events;
   }
@@ -200,7 +205,7 @@ export class PhaseMachine {
   }
 
   private apply(v: LineVerdict, raw: string, events: MachineEvent[]): LineClass {
-    const at = this.now;
+    const at = this.clock;
     const line = clean(raw);
     if (v.version !== undefined) this.version = v.version;
     // A benign line is harmless only in the phases its rule names; elsewhere it is a warning.

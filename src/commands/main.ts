@@ -1,5 +1,6 @@
 import { ModelwatchError } from '../errors.js';
 import { exitCodes, type CommandIO } from './io.js';
+import { checkConfigCommand } from './check-config.js';
 import { replayCommand } from './replay.js';
 import { version } from '../version.js';
 
@@ -20,7 +21,7 @@ type Command = (args: readonly string[], io: CommandIO) => Promise<number>;
 
 const commands: Readonly<Record<string, Command>> = {
   replay: replayCommand,
-  'check-config': async (args, io) => (await import('./check-config.js')).checkConfigCommand(args, io),
+  'check-config': checkConfigCommand,
   version: (_args, io) => {
     io.stdout.write(`${version}\n`);
     return Promise.resolve(exitCodes.ok);

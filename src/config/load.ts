@@ -36,19 +36,19 @@ export function validateConfigText(text: string, sourceName: string, options: Va
   let doc: Document.Parsed;
   let data: unknown;
   try {
-    doc = parseDocument(text, { lineCounter, prettyErrors: false });
+    doc = parseDocument(text, { lineCounter, prettyErrors: false, logLevel: 'error' });
     if (doc.errors.length > 0) {
       return {
         problems: doc.errors.map((e) => {
           const { line, col } = lineCounter.linePos(e.pos[0]);
-          return `${sourceName}:${line}:${col}: ${e.message}`;
+          return `${sourceName}:${line}:${col}: ${oneLine(e.message)}`;
         }),
       };
     }
     data = doc.toJS({ maxAliasCount: 100 });
   } catch (err) {
     // The yaml package throws (rather than reports) on alias bombs and on nesting too deep to walk.
-    return { problems: [`${sourceName}: ${err instanceof Error ? err.message : String(err)}`] };
+    return { problems: [`${sourceName}: ${oneLine(err instanceof Error ? err.message : String(err))}`] };
   }
 
   if (data === null || data === undefined) return { problems: ['(root): the file is empty: at least "targets" is required'] };
@@ -71,7 +71,7 @@ export function validateConfigText(text: string, sourceName: string, options: Va
     const lines = problems.map((p) => ({ line: lineOf(doc, lineCounter, p.path, p.atKey === true), p }));
     lines.sort((a, b) => (a.line ?? 0) - (b.line ?? 0));
     return {
-      problems: lines.map(({ line, p }) => `${pathText(p.path)}: ${p.message}${line === undefined ? '' : ` (line ${line})`}`),
+      problems: lines.map(({ line, p }) => `${pathText(p.path)}: ${oneLine(p.message)}${line === undefined ? '' : ` (line ${line})`}`),
     };
   }
   return { config: deepFreeze(config) };
@@ -105,8 +105,6 @@ function readFailure(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-// ---- zod issues -> problems ---------------------------------------------------------------------
-
 function parseMessage(issue: z.core.$ZodRawIssue): string | undefined {
   if (issue.code !== 'invalid_type') return undefined;
   if (issue.input === undefined) return 'required';
@@ -128,12 +126,14 @@ function issueProblems(issue: z.core.$ZodIssue): Problem[] {
 function unknownKey(path: Path, key: string): string {
   const known = keysAt(path);
   const squash = (s: string) => s.toLowerCase().replace(/[-_]/g, '');
-  const close = known.find((k) => squash(k) === squash(key)) ?? known.find((k) => editDistance(k, key) <= 2);
-  if (close !== undefined) return `unknown key (did you mean "${close}"?)`;
+  const typo = known.find((k) => squash(k) === squash(key)) ?? known.find((k) => editDistance(k, key) <= 2);
+  if (typo !== undefined) return `unknown key (did you mean "${typo}"?)`;
   const secretKeys = known.filter((k) => /(Env|File)$/.test(k));
   if (/token|key|secret|password/i.test(key) && secretKeys.length > 0) {
     return `unknown key: secrets are never written in the configuration; use ${secretKeys.join(' or ')}`;
   }
+  const prefix = key.length >= 4 ? known.find((k) => k.startsWith(key) || key.startsWith(k)) : undefined;
+  if (prefix !== undefined) return `unknown key (did you mean "${prefix}"?)`;
   return known.length > 0 ? `unknown key (known: ${known.join(', ')})` : 'unknown key';
 }
 
@@ -198,7 +198,8 @@ function pathText(path: Path): string {
 /** The line of the YAML node at a path, or of the deepest key on the way when the path is missing. */
 function lineOf(doc: Document.Parsed, lines: LineCounter, path: Path, atKey: boolean): number | undefined {
   let node: unknown = doc.contents;
-  let offset: number | undefined = (node as { range?: [number, number, number] } | null)?.range?.[0];
+  // A key missing at the top level has no better line than none at all.
+  let offset: number | undefined;
   for (const [i, seg] of path.entries()) {
     if (isMap(node)) {
       const pair = node.items.find((p) => isScalar(p.key) && String(p.key.value) === String(seg));
@@ -220,8 +221,6 @@ function lineOf(doc: Document.Parsed, lines: LineCounter, path: Path, atKey: boo
   return offset === undefined ? undefined : lines.linePos(offset).line;
 }
 
-// ---- checks across keys -----------------------------------------------------------------------
-
 const record = (v: unknown): Record<string, unknown> | undefined =>
   typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
 
@@ -238,8 +237,11 @@ function engineCheck(data: Record<string, unknown>, options: ValidateOptions, pr
   } catch (err) {
     if (!(err instanceof ModelwatchError)) throw err;
     for (const p of err.problems.length > 0 ? err.problems : [err.message]) {
-      const at = dirs.findIndex((d) => p.startsWith(d));
-      problems.push({ path: at < 0 ? ['engines'] : ['engines', 'dirs', at], message: p });
+      // Problems found while compiling name the profile, not its directory: with one extra
+      // directory it can only be there; the built-in profiles are tested and rarely the cause.
+      const found = dirs.findIndex((d) => p.startsWith(`${d}/`) || p.startsWith(`${d}:`));
+      const at = found >= 0 ? found : dirs.length === 1 ? 0 : undefined;
+      problems.push({ path: at !== undefined ? ['engines', 'dirs', at] : dirs.length > 0 ? ['engines', 'dirs'] : ['engines'], message: p });
     }
     return undefined;
   }
@@ -307,6 +309,18 @@ function withHealthPaths(config: Config, catalog: EngineCatalog, problems: Probl
     targets[name] = healthPath === undefined ? target : { ...target, healthPath };
   }
   return { ...config, targets };
+}
+
+// Messages quote the values they reject; a value with a newline or a control character must not
+// break the one-problem-per-line output.
+function oneLine(text: string): string {
+  let out = '';
+  for (const c of text) {
+    const code = c.charCodeAt(0);
+    if (code >= 0x20 && code !== 0x7f) out += c;
+    else out += c === '\n' ? '\\n' : c === '\t' ? '\\t' : `\\u${code.toString(16).padStart(4, '0')}`;
+  }
+  return out;
 }
 
 function deepFreeze<T>(value: T): T {

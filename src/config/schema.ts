@@ -11,11 +11,9 @@ import { durationSchema, formatDuration } from './duration.js';
 
 export { formatDuration, parseDuration } from './duration.js';
 
-// ---- building blocks -------------------------------------------------------------------------
-
 /** Required-key message: zod's default ("expected string, received undefined") reads like a type error. */
 const requiredOr = (otherwise: string) => (issue: { input?: unknown }) =>
-  issue.input === undefined ? 'required' : otherwise;
+  issue.input === undefined ? 'required' : issue.input === null ? `has no value (${otherwise})` : otherwise;
 
 const absolutePath = z
   .string({ error: requiredOr('expected an absolute path (a string starting with "/")') })
@@ -43,8 +41,6 @@ function atMostOne(keys: readonly string[], what: string) {
     params: { error: `set at most one of ${keys.join(' and ')} (${what})`, when: () => true },
   };
 }
-
-// ---- systemd unit, URL, GPU, cron --------------------------------------------------------------
 
 const unitInput = /^[A-Za-z0-9:_\\@][A-Za-z0-9:_.\\@-]*$/;
 const unitTypes = /\.(service|scope|socket|device|mount|automount|swap|target|path|timer|slice)$/;
@@ -168,8 +164,6 @@ const cronSchema = z
   })
   .describe('cron schedule of extra canary runs, like "*/30 * * * *" (5 fields, or 6 with seconds)');
 
-// ---- sections ---------------------------------------------------------------------------------
-
 const hostPattern = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
 
 const listenSchema = z
@@ -250,8 +244,6 @@ const gpuSchema = z
   })
   .prefault({})
   .describe('GPU sampling');
-
-// ---- targets ----------------------------------------------------------------------------------
 
 const journalFields = ['file', 'directory'] as const;
 const journalOnlyOne = atMostOne(journalFields, 'journalctl reads one or the other');
@@ -371,8 +363,6 @@ const targetsSchema = z
   .meta({ minProperties: 1 })
   .refine((targets) => Object.keys(targets).length > 0, { error: 'configure at least one target' })
   .describe('the watched inference servers, by name');
-
-// ---- the whole file ---------------------------------------------------------------------------
 
 /** Schema of the configuration file; its output has every default applied and durations in milliseconds. */
 export const configSchema = z

@@ -8,8 +8,8 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { configJsonSchemaText } from './json-schema.js';
 
-/** The committed JSON Schema file, relative to this module (works from src/ and dist/ alike). */
-export const schemaFile = resolve(dirname(fileURLToPath(import.meta.url)), '../../config/modelwatch.schema.json');
+// Relative to this module, so it works from src/ and dist/ alike.
+const schemaFile = resolve(dirname(fileURLToPath(import.meta.url)), '../../config/modelwatch.schema.json');
 
 writeFileSync(schemaFile, configJsonSchemaText());
 process.stdout.write(`wrote ${schemaFile}\n`);

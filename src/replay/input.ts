@@ -11,13 +11,17 @@ export interface InputLine {
 /** The two capture formats `replay` reads, told apart by content. */
 export type InputFormat = 'journal-json' | 'text';
 
-/** Decodes a journal MESSAGE field: a string, an array of bytes (non-UTF-8 or binary), or null. */
+/**
+ * Decodes a journal MESSAGE field: a string, an array of bytes (what journalctl prints for
+ * values with control characters or invalid UTF-8), an array of those (a field repeated in one
+ * entry, joined by newlines), or null (a value over 4096 bytes read without `-a`).
+ */
 export function journalMessage(value: unknown): string | undefined {
   if (typeof value === 'string') return value;
-  if (Array.isArray(value) && value.every((b) => typeof b === 'number')) {
-    return Buffer.from(value as number[]).toString('utf8');
-  }
-  return undefined;
+  if (!Array.isArray(value)) return undefined;
+  if (value.every((b) => typeof b === 'number')) return Buffer.from(value as number[]).toString('utf8');
+  const parts = value.map(journalMessage).filter((p): p is string => p !== undefined);
+  return parts.length > 0 ? parts.join('\n') : undefined;
 }
 
 /** Parses one `journalctl -o json` line into its message lines; throws on anything else. */
@@ -43,17 +47,18 @@ function looksLikeJournal(firstLine: string): boolean {
 }
 
 /**
- * Reads a captured log line by line: plain text (a leading block of `# ` provenance lines is
- * skipped) or `journalctl -o json` lines, detected from the first non-empty line.
+ * Reads a captured log in batches of lines: plain text (a leading block of `# ` provenance lines
+ * is skipped) or `journalctl -o json` lines, detected from the first non-empty line. Batches keep
+ * the per-line cost of async iteration off the hot path.
  * Throws ModelwatchError MW_ERR_INPUT_READ or MW_ERR_INPUT_PARSE with the file and line number.
  */
-export async function* readCapture(file: string, onFormat?: (f: InputFormat) => void): AsyncGenerator<InputLine> {
+export async function* readCapture(file: string, onFormat?: (f: InputFormat) => void): AsyncGenerator<InputLine[]> {
   const stream = createReadStream(file, { encoding: 'utf8', highWaterMark: 1 << 20 });
   let format: InputFormat | undefined;
   let header = true;
   let lineNo = 0;
   let rest = '';
-  function* take(line: string): Generator<InputLine> {
+  const take = (line: string, out: InputLine[]): void => {
     lineNo++;
     if (format === undefined) {
       if (line.trim() === '') return;
@@ -64,25 +69,27 @@ export async function* readCapture(file: string, onFormat?: (f: InputFormat) => 
     if (format === 'text') {
       if (header && line.startsWith('# ')) return;
       header = false;
-      yield { text: line, at: undefined };
+      out.push({ text: line, at: undefined });
       return;
     }
     if (line.trim() === '') return;
     try {
-      yield* parseJournalEntry(line);
+      for (const l of parseJournalEntry(line)) out.push(l);
     } catch (err) {
       throw new ModelwatchError('MW_ERR_INPUT_PARSE', `${file}: line ${lineNo}: not a journal JSON entry (${(err as Error).message})`);
     }
-  }
+  };
   try {
     for await (const chunk of stream) {
       const text = rest + (chunk as string);
+      const batch: InputLine[] = [];
       let start = 0;
       for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', start)) {
-        yield* take(text.slice(start, nl));
+        take(text.slice(start, nl), batch);
         start = nl + 1;
       }
       rest = text.slice(start);
+      if (batch.length > 0) yield batch;
     }
   } catch (err) {
     if (err instanceof ModelwatchError) throw err;
@@ -90,5 +97,9 @@ export async function* readCapture(file: string, onFormat?: (f: InputFormat) => 
   } finally {
     stream.destroy();
   }
-  if (rest !== '') yield* take(rest);
+  if (rest !== '') {
+    const batch: InputLine[] = [];
+    take(rest, batch);
+    if (batch.length > 0) yield batch;
+  }
 }

@@ -27,10 +27,10 @@ export interface ReplayReport {
 
 const iso = (ms: number | null | undefined): string | null => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
 
-/** Replays lines through a fresh phase machine and reports what it concluded. */
+/** Replays batches of lines through a fresh phase machine and reports what it concluded. */
 export async function replayLines(
   profile: CompiledProfile,
-  lines: AsyncIterable<InputLine> | Iterable<InputLine>,
+  batches: AsyncIterable<readonly InputLine[]> | Iterable<readonly InputLine[]>,
   options: MachineOptions = {},
   format: () => InputFormat | 'empty' = () => 'text',
 ): Promise<ReplayReport> {
@@ -38,11 +38,14 @@ export async function replayLines(
   const events: MachineEvent[] = [];
   let total = 0;
   let lastAt: number | null = null;
-  for await (const line of lines) {
-    total++;
-    for (const e of machine.observeLine(line.text, line.at)) events.push(e);
-    const at = line.at ?? machine.snapshot().phaseSince;
-    if (at !== null) lastAt = Math.max(lastAt ?? at, at);
+  for await (const batch of batches) {
+    for (const line of batch) {
+      total++;
+      const out = machine.observeLine(line.text, line.at);
+      if (out.length > 0) events.push(...out);
+    }
+    const now = machine.now;
+    if (now !== null) lastAt = Math.max(lastAt ?? now, now);
   }
   for (const e of machine.finish()) events.push(e);
   const state = machine.snapshot();

@@ -1,0 +1,84 @@
+import { describe, expect, it } from 'vitest';
+import { lastVisibleSegment, normalizeLine } from '../../src/classify/normalize.js';
+
+const at = (iso: string): number => Date.parse(iso);
+const norm = (raw: string) => normalizeLine(raw, 2026);
+
+describe('normalizeLine', () => {
+  it('strips vLLM V1 process prefixes and the log header, keeping level and time', () => {
+    expect(norm('(Worker_TP0 pid=415) INFO 05-19 10:07:28 [backends.py:1148] Dynamo bytecode transform time: 31.42 s')).toEqual({
+      message: 'Dynamo bytecode transform time: 31.42 s',
+      level: 'info',
+      at: at('2026-05-19T10:07:28Z'),
+      origin: undefined,
+    });
+  });
+
+  it.each([
+    ['(EngineCore_DP0 pid=2) ', 'EngineCore_DP0'],
+    ['(VllmWorker rank=0 pid=3) ', 'rank'],
+    ['(VllmWorkerProcess pid=3410) ', 'V0 worker'],
+    ['(RayWorkerWrapper pid=335, ip=10.1.0.67) ', 'Ray'],
+    ['(APIServer pid=1) ', 'API server'],
+  ])('strips the %s prefix (%s)', (prefix) => {
+    expect(norm(`${prefix}WARNING 01-29 07:44:33 [custom_all_reduce.py:153] Custom allreduce is disabled`).message).toBe(
+      'Custom allreduce is disabled',
+    );
+  });
+
+  it('reads the old V0 header without a bracket and DEBUG-style relative file paths', () => {
+    expect(norm('INFO 04-27 10:13:05 llm_engine.py:275] # GPU blocks: 0, # CPU blocks: 256').message).toBe('# GPU blocks: 0, # CPU blocks: 256');
+    expect(norm('DEBUG 05-19 10:00:01 [v1/worker/gpu_model_runner.py:5101] Model loading took 54.87 GiB memory').level).toBe('debug');
+  });
+
+  it('removes real and pasted ANSI colour codes', () => {
+    expect(norm('\x1b[1;36m(VllmWorker rank=0 pid=3)\x1b[0;0m INFO 05-19 10:00:00 [x.py:1] hello').message).toBe('hello');
+    expect(norm('^[[1;36m(EngineCore_0 pid=9)^[[0;0m ERROR 05-19 10:00:00 [core.py:1] boom').message).toBe('boom');
+    expect(norm('#033[0;36m(APIServer pid=1)#033[0m INFO 05-19 10:00:00 [a.py:2] up').message).toBe('up');
+  });
+
+  it('keeps the last visible state of a \\r-updated tqdm line', () => {
+    const raw = '(Worker_TP0 pid=415) \rCapturing CUDA graphs: 2%|▏| 1/51\rCapturing CUDA graphs: 4%|▍| 2/51\r';
+    expect(norm(raw).message).toBe('Capturing CUDA graphs: 4%|▍| 2/51');
+    expect(norm('(Worker_TP0 pid=415) \r').message).toBe('');
+    expect(lastVisibleSegment('ERROR 05-19 10:11:23 [core.py:1159] EngineCore failed to start.\r')).toBe(
+      'ERROR 05-19 10:11:23 [core.py:1159] EngineCore failed to start.',
+    );
+  });
+
+  it('strips container prefixes and Ray repetition suffixes', () => {
+    expect(norm('vllm-1  | INFO 11-18 18:07:28 engine.py:366] hello').message).toBe('hello');
+    expect(norm('sglang_1 | [2025-03-01 10:00:21 TP0] Load weight begin. avail mem=78.5 GB').message).toBe('Load weight begin. avail mem=78.5 GB');
+    expect(norm('(RayWorkerWrapper pid=1, ip=10.0.0.2) ERROR 08-27 05:12:18 worker_base.py:382] RuntimeError: NCCL error [repeated 7x across cluster]').message).toBe(
+      'RuntimeError: NCCL error',
+    );
+  });
+
+  it('reads SGLang, TGI, uvicorn, llama.cpp and syslog headers', () => {
+    expect(norm('[2026-08-11 10:00:21 TP3] Init torch distributed begin.')).toMatchObject({ message: 'Init torch distributed begin.', at: at('2026-08-11T10:00:21Z') });
+    expect(norm('2026-01-08T10:00:05.123456Z  INFO shard-manager: text_generation_launcher: Starting shard rank=0')).toMatchObject({
+      message: 'Starting shard rank=0',
+      level: 'info',
+      at: at('2026-01-08T10:00:05.123Z'),
+    });
+    expect(norm('2024-07-01T10:00:00.000000Z ERROR text_generation_router_v3: backends/v3/src/lib.rs:125: Warming up failed')).toMatchObject({
+      message: 'Warming up failed',
+      level: 'error',
+    });
+    expect(norm('INFO:     Application startup complete.')).toMatchObject({ message: 'Application startup complete.', level: 'info' });
+    expect(norm('0.00.035.060 W llama_model_loader: unknown key')).toMatchObject({ message: 'llama_model_loader: unknown key', level: 'warning' });
+    expect(norm('Nov 30 09:00:01 gpu-node-1 systemd[1]: vllm.service: Main process exited, code=killed, status=9/KILL')).toMatchObject({
+      message: 'vllm.service: Main process exited, code=killed, status=9/KILL',
+      origin: 'systemd',
+      at: at('2026-11-30T09:00:01Z'),
+    });
+  });
+
+  it('leaves a message with no header untouched, including Python exception lines', () => {
+    expect(norm('RuntimeError: Engine core initialization failed. See root cause above.')).toMatchObject({
+      message: 'RuntimeError: Engine core initialization failed. See root cause above.',
+      level: undefined,
+      at: undefined,
+    });
+  });
+});
