@@ -4,7 +4,7 @@
  * over the same file, in the same run. See docs/performance.md.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -36,9 +36,11 @@ const median = (xs: number[]): number => {
 const dir = mkdtempSync(join(tmpdir(), 'mw-bench-'));
 try {
   const profile = loadEngineCatalog().compile('vllm');
-  const lines = generateVllmLines(count);
   const file = join(dir, 'vllm.log');
-  writeFileSync(file, `${lines.join('\n')}\n`);
+  writeFileSync(file, `${generateVllmLines(count).join('\n')}\n`);
+  // Read back, as a log is: flat strings, not the generator's concatenations.
+  const lines = readFileSync(file, 'utf8').split('\n');
+  lines.pop();
   log(`generated ${count} lines (${(lines.reduce((n, l) => n + l.length + 1, 0) / 1e6).toFixed(1)} MB) in ${file}`);
 
   // In memory: the classifier and phase machine alone, on one core.

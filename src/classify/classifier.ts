@@ -69,13 +69,20 @@ function baseClassOf(line: NormalizedLine): LineClass {
   }
 }
 
+function group(rule: Rule, m: RegExpExecArray, name: string): string | undefined {
+  const i = rule.groups[name];
+  return i === undefined ? undefined : m[i];
+}
+
 function counterOf(rule: Rule, m: RegExpExecArray): CounterReading | undefined {
-  const g = m.groups ?? {};
-  const done = g['done'] === undefined ? undefined : Number(g['done']);
-  const total = g['total'] === undefined ? undefined : Number(g['total']);
+  const d = group(rule, m, 'done');
+  const t = group(rule, m, 'total');
+  const p = group(rule, m, 'percent');
+  const done = d === undefined ? undefined : Number(d);
+  const total = t === undefined ? undefined : Number(t);
   let ratio: number;
   if (done !== undefined && total !== undefined && total > 0) ratio = done / total;
-  else if (g['percent'] !== undefined) ratio = Number(g['percent']) / 100;
+  else if (p !== undefined) ratio = Number(p) / 100;
   else return undefined;
   if (!Number.isFinite(ratio)) return undefined;
   return { name: rule.name, phase: rule.phase ?? 'loading_weights', done, total, ratio: Math.min(1, Math.max(0, ratio)) };
@@ -158,7 +165,10 @@ export class LineClassifier {
           }
           break;
         case 'version':
-          if (version === undefined) version = rule.re.exec(text)?.groups?.['version'];
+          if (version === undefined) {
+            const m = rule.re.exec(text);
+            if (m) version = group(rule, m, 'version');
+          }
           break;
       }
     }

@@ -116,16 +116,17 @@ export function longestLiteral(alternative: string): string {
 }
 
 /**
- * The literals that together cover a pattern: one per top-level alternative, or undefined when
- * some alternative has no literal of at least `minLength` characters (the pattern then runs on
- * every line).
+ * The literals that together cover a pattern: one per top-level alternative (at most `maxLength`
+ * characters of it), or undefined when some alternative has no literal of at least `minLength`
+ * characters (the pattern then runs on every line).
  */
-export function requiredLiterals(source: string, minLength = 3): string[] | undefined {
+export function requiredLiterals(source: string, minLength = 3, maxLength = 24): string[] | undefined {
   const literals: string[] = [];
   for (const alt of topLevelAlternatives(source)) {
     const lit = longestLiteral(alt);
     if (lit.length < minLength) return undefined;
-    literals.push(lit);
+    // Any part of a required literal is required too; a short one keeps the automaton small.
+    literals.push(lit.slice(0, maxLength));
   }
   return literals;
 }

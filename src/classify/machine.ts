@@ -68,7 +68,8 @@ interface Candidate {
   readonly specific: boolean;
 }
 
-const rank = (p: Phase): number => phases.indexOf(p);
+const ranks: Readonly<Record<Phase, number>> = Object.fromEntries(phases.map((p, i) => [p, i])) as Record<Phase, number>;
+const rank = (p: Phase): number => ranks[p];
 const noEvents: readonly MachineEvent[] = Object.freeze([]);
 
 function clean(raw: string): string {
@@ -88,6 +89,8 @@ export class PhaseMachine {
   private clock: number | null = null;
   private attempt = 0;
   private phase: Phase = 'down';
+  /** Whether `phase` is a loading phase (kept with it: the hot path asks on every line). */
+  private loading = false;
   private phaseSince: number | null = null;
   private startedAt: number | null = null;
   private entries: PhaseEntry[] = [];
@@ -133,9 +136,11 @@ export class PhaseMachine {
     const when = at ?? verdict.line.at;
     if (when !== undefined && this.year === undefined) this.year = new Date(when).getUTCFullYear();
     const events = this.events;
-    events.length = 0;
+    if (events.length > 0) events.length = 0;
     if (when !== undefined) {
-      if (!this.stalled && isOneOf(loadingPhases, this.phase)) events.push(...this.tick(when));
+      if (!this.stalled && this.loading && this.lastProgressAt !== null && when - this.lastProgressAt > this.budgets[this.phase as LoadingPhase]) {
+        events.push(...this.tick(when));
+      }
       this.clock = when;
     }
     const cls = this.apply(verdict, raw, events);
@@ -280,6 +285,7 @@ export class PhaseMachine {
     this.startedAt = at;
     this.lastProgressAt = at;
     this.phase = 'down';
+    this.loading = false;
     events.push({ type: 'attempt', attempt: this.attempt, at, line });
     this.enter(direct ?? 'starting', line, at, events);
   }
@@ -287,6 +293,7 @@ export class PhaseMachine {
   private enter(to: Phase, line: string | null, at: number | null, events: MachineEvent[]): void {
     const from = this.phase;
     this.phase = to;
+    this.loading = isOneOf(loadingPhases, to);
     this.phaseSince = at;
     // Errors before a phase that was still reached did not end the load.
     this.candidates = [];

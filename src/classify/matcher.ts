@@ -92,7 +92,7 @@ export class LiteralMatcher {
 
   /** Appends to `out` (cleared first) the distinct ids of the literals found in `text`. */
   scan(text: string, out: number[]): void {
-    out.length = 0;
+    if (out.length > 0) out.length = 0;
     const { delta, classOf } = this;
     let row = 0;
     for (let i = 0; i < text.length; i++) {

@@ -1,7 +1,8 @@
 /**
  * Line normalisation: turns one physical log line into the message text the patterns are matched
- * against, plus the level and time the line's own header carries. Pure and allocation-light,
- * because it runs on every line.
+ * against, plus the level and time the line's own header carries. Pure, and it runs on every line,
+ * so it works on offsets into the line (sticky regexes, hand-written header parsers) and makes at
+ * most one new string.
  */
 
 /** Severity read from a line's header, where it has one. */
@@ -22,65 +23,81 @@ export interface NormalizedLine {
 const ansiEscape = /\x1b\[[0-9;?]*[A-Za-z]/g;
 // Logs pasted into issue threads show escapes as `^[[0;36m` or, from rsyslog, as `#033[0;36m`.
 const pastedEscape = /(?:\^\[|#033)\[[0-9;]*m/g;
-const containerPrefix = /^[A-Za-z0-9][\w.-]*[-_]\d+\s*\| ?/;
-const isoStamp = /^(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?(Z|[+-]\d\d:?\d\d)?\s+/;
-const syslogStamp = /^([A-Z][a-z]{2}) +(\d{1,2}) (\d\d):(\d\d):(\d\d)(?:\.\d+)? \S+ ([^\s[:]+)(?:\[\d+\])?: /;
-const rayDaemonPrefix = /^\((?:raylet|gcs_server|autoscaler|monitor|dashboard)[^)]*\)\s*/;
-const sglangHeader = /^\[(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?:[.,](\d{1,6}))?(?: [^\]]*)?\] /;
-const tgiLevel = /^(TRACE|DEBUG|INFO|WARN|ERROR) +((?:[a-z_][\w-]*(?:\{[^}]*\})?(?:::[\w-]+)*: )*)(?:[\w/.-]+\.rs:\d+: )?/;
-const uvicornLevel = /^(DEBUG|INFO|WARNING|ERROR|CRITICAL):\s+/;
-const bracketLevel = /^\[?(DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL|FATAL)\]?(?::\s*|\s+)/;
-const llamaStamp = /^\d+\.\d\d\.\d{3}\.\d{3} ([IWEDT]) /;
+// Sticky: each is tried at the current offset of the line.
+const containerPrefix = /[A-Za-z0-9][\w.-]*[-_]\d+\s*\| ?/y;
+const isoStamp = /(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?(Z|[+-]\d\d:?\d\d)?\s+/y;
+const syslogStamp = /([A-Z][a-z]{2}) +(\d{1,2}) (\d\d):(\d\d):(\d\d)(?:\.\d+)? \S+ ([^\s[:]+)(?:\[\d+\])?: /y;
+const rayDaemonPrefix = /\((?:raylet|gcs_server|autoscaler|monitor|dashboard)[^)]*\)\s*/y;
+const sglangHeader = /\[(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?:[.,](\d{1,6}))?(?: [^\]]*)?\] /y;
+const tgiLevel = /(TRACE|DEBUG|INFO|WARN|ERROR) +((?:[a-z_][\w-]*(?:\{[^}]*\})?(?:::[\w-]+)*: )*)(?:[\w/.-]+\.rs:\d+: )?/y;
+const uvicornLevel = /(DEBUG|INFO|WARNING|ERROR|CRITICAL):\s+/y;
+const bracketLevel = /\[?(DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL|FATAL)\]?(?::\s*|\s+)/y;
+const llamaStamp = /\d+\.\d\d\.\d{3}\.\d{3} ([IWEDT]) /y;
 const rayRepeat = / \[repeated \d+x across cluster\]\s*$/;
 const months = 'JanFebMarAprMayJunJulAugSepOctNovDec';
+const levelWords = new Set(['TRACE', 'DEBUG', 'INFO', 'WARN', 'WARNING', 'ERROR', 'CRITICAL', 'FATAL']);
 
-/** Splits a physical line on `\r` and keeps its last visible state (tqdm and vLLM continuations). */
-export function lastVisibleSegment(raw: string): string {
-  let end = raw.length;
-  if (raw.indexOf('\r') === -1) return raw;
-  while (end > 0) {
-    const cr = raw.lastIndexOf('\r', end - 1);
-    const part = raw.slice(cr + 1, end);
-    end = cr;
-    if (isBlank(part)) {
-      if (cr < 0) break;
-      continue;
-    }
-    // A prefix written before tqdm's `\r` (`(Worker_TP0 pid=1) \rLoading ...`) is no state of its own.
-    if (cr >= 0 && processPrefixLength(part) === part.length) continue;
-    return part;
-  }
-  return '';
-}
-
-function isBlank(text: string): boolean {
-  for (let i = 0; i < text.length; i++) {
+function isBlank(text: string, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) {
     const c = text.charCodeAt(i);
     if (c !== 32 && c !== 9) return false;
   }
   return true;
 }
 
-/** Length of a leading process prefix such as `(Worker_TP0 pid=415) `, or 0. */
-function processPrefixLength(text: string): number {
-  if (text.charCodeAt(0) !== 40) return 0;
-  const close = text.indexOf(')');
-  if (close < 0 || close > 120) return 0;
-  const open = text.indexOf('(', 1);
-  if (open !== -1 && open < close) return 0;
-  const key = text.indexOf('=', 1);
-  if (key === -1 || key > close) return 0;
-  const pid = text.indexOf('pid=', 1);
-  const rank = text.indexOf('rank=', 1);
-  const ip = text.indexOf('ip=', 1);
-  if (!((pid !== -1 && pid < close) || (rank !== -1 && rank < close) || (ip !== -1 && ip < close))) return 0;
+/** Length of a process prefix such as `(Worker_TP0 pid=415) ` at `from`, or 0. */
+function processPrefixLength(text: string, from: number, to: number): number {
+  if (text.charCodeAt(from) !== 40) return 0;
+  const close = text.indexOf(')', from);
+  if (close < 0 || close >= to || close - from > 120) return 0;
+  let keyed = false;
+  for (let i = from + 1; i < close; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 40) return 0;
+    // `pid=`, `rank=` or `ip=` inside the parentheses marks a process tag, not message text.
+    if (c === 61 && (text.startsWith('pid', i - 3) || text.startsWith('rank', i - 4) || text.startsWith('ip', i - 2))) keyed = true;
+  }
+  if (!keyed) return 0;
   let end = close + 1;
-  while (end < text.length && text.charCodeAt(end) === 32) end++;
-  return end;
+  while (end < to && text.charCodeAt(end) === 32) end++;
+  return end - from;
 }
 
-const headerLevels = ['INFO', 'WARNING', 'ERROR', 'DEBUG', 'CRITICAL'] as const;
-const headerLevelOf: Readonly<Record<string, Level>> = { INFO: 'info', WARNING: 'warning', ERROR: 'error', DEBUG: 'debug', CRITICAL: 'error' };
+let segStart = 0;
+let segEnd = 0;
+
+/**
+ * Finds the last visible state of a `\r`-updated line (tqdm bars, vLLM continuation lines that
+ * end in `\r`): sets segStart/segEnd. A process prefix written before tqdm's `\r` is no state.
+ */
+function visibleSegment(raw: string): void {
+  segStart = 0;
+  segEnd = raw.length;
+  if (raw.indexOf('\r') === -1) return;
+  let end = raw.length;
+  while (end > 0) {
+    const cr = raw.lastIndexOf('\r', end - 1);
+    const from = cr + 1;
+    const to = end;
+    end = cr;
+    if (isBlank(raw, from, to)) {
+      if (cr < 0) break;
+      continue;
+    }
+    if (cr >= 0 && processPrefixLength(raw, from, to) === to - from) continue;
+    segStart = from;
+    segEnd = to;
+    return;
+  }
+  segStart = 0;
+  segEnd = 0;
+}
+
+/** Splits a physical line on `\r` and keeps its last visible state. */
+export function lastVisibleSegment(raw: string): string {
+  visibleSegment(raw);
+  return raw.slice(segStart, segEnd);
+}
 
 function isDigit(text: string, i: number): boolean {
   const c = text.charCodeAt(i);
@@ -93,25 +110,42 @@ function twoDigits(text: string, i: number): number {
 
 let dayKey = -1;
 let dayStart = 0;
-
-/**
- * Parses vLLM's `LEVEL MM-DD HH:MM:SS [file.py:123] ` header (old versions: no `[`) by hand:
- * it heads most lines of the most common engine, so it must cost next to nothing. Returns the
- * header's length (0 when the text has none) and leaves its level and time in headerLevel/headerAt.
- */
 let headerLevel: Level = 'info';
 let headerAt = 0;
 
-function vllmHeader(text: string, year: number): number {
-  let lvl: string | undefined;
-  for (const l of headerLevels) {
-    if (text.startsWith(l) && text.charCodeAt(l.length) === 32) {
-      lvl = l;
+/**
+ * Parses vLLM's `LEVEL MM-DD HH:MM:SS [file.py:123] ` header at `p` (old versions: no `[`) by
+ * hand: it heads most lines of the most common engine. Returns its length (0 when absent) and
+ * leaves its level and time in headerLevel/headerAt.
+ */
+function vllmHeader(text: string, p: number, year: number): number {
+  let n: number;
+  switch (text.charCodeAt(p)) {
+    case 73: // I
+      n = text.startsWith('INFO ', p) ? 4 : 0;
+      headerLevel = 'info';
       break;
-    }
+    case 87: // W
+      n = text.startsWith('WARNING ', p) ? 7 : 0;
+      headerLevel = 'warning';
+      break;
+    case 69: // E
+      n = text.startsWith('ERROR ', p) ? 5 : 0;
+      headerLevel = 'error';
+      break;
+    case 68: // D
+      n = text.startsWith('DEBUG ', p) ? 5 : 0;
+      headerLevel = 'debug';
+      break;
+    case 67: // C
+      n = text.startsWith('CRITICAL ', p) ? 8 : 0;
+      headerLevel = 'error';
+      break;
+    default:
+      n = 0;
   }
-  if (lvl === undefined) return 0;
-  const d = lvl.length + 1;
+  if (n === 0) return 0;
+  const d = p + n + 1;
   // MM-DD HH:MM:SS
   if (!isDigit(text, d) || !isDigit(text, d + 1) || text.charCodeAt(d + 2) !== 45 || !isDigit(text, d + 4)) return 0;
   if (text.charCodeAt(d + 5) !== 32 || text.charCodeAt(d + 8) !== 58 || text.charCodeAt(d + 11) !== 58 || !isDigit(text, d + 13)) return 0;
@@ -132,8 +166,7 @@ function vllmHeader(text: string, year: number): number {
     dayStart = Date.UTC(year, month - 1, day);
   }
   headerAt = dayStart + twoDigits(text, d + 6) * 3_600_000 + twoDigits(text, d + 9) * 60_000 + twoDigits(text, d + 12) * 1000;
-  headerLevel = headerLevelOf[lvl] ?? 'info';
-  return Math.min(text.length, closeEnd + 2);
+  return Math.min(text.length, closeEnd + 2) - p;
 }
 
 function levelOf(token: string): Level {
@@ -157,12 +190,29 @@ function levelOf(token: string): Level {
   }
 }
 
-function num(s: string | undefined): number {
-  return s === undefined ? 0 : Number(s);
+// Cheap gates in front of the header regexes: most messages start with an ordinary word.
+function startsWithLevelWord(text: string, p: number): boolean {
+  let n = 0;
+  if (text.charCodeAt(p) === 91) p++;
+  while (n < 9) {
+    const c = text.charCodeAt(p + n);
+    if (c < 65 || c > 90) break;
+    n++;
+  }
+  return n >= 4 && n <= 8 && levelWords.has(text.slice(p, p + n));
 }
 
-function fraction(s: string | undefined): number {
-  return s === undefined ? 0 : Math.floor(Number(`0.${s}`) * 1000);
+function mayHaveContainerPrefix(text: string, p: number): boolean {
+  const bar = text.indexOf('|', p);
+  return bar > p + 2 && bar < p + 80;
+}
+
+const num = (s: string | undefined): number => (s === undefined ? 0 : Number(s));
+const fraction = (s: string | undefined): number => (s === undefined ? 0 : Math.floor(Number(`0.${s}`) * 1000));
+
+function stickyAt(re: RegExp, text: string, p: number): RegExpExecArray | null {
+  re.lastIndex = p;
+  return re.exec(text);
 }
 
 /**
@@ -170,90 +220,98 @@ function fraction(s: string | undefined): number {
  * syslog's `Mon DD`). With `into`, the result is written there instead of a new object.
  */
 export function normalizeLine(raw: string, year: number, into?: NormalizedLine): NormalizedLine {
-  let text = lastVisibleSegment(raw);
-  if (text.indexOf('\x1b') !== -1) text = text.replace(ansiEscape, '');
-  if (text.indexOf('[[') !== -1 || text.indexOf('#033[') !== -1) text = text.replace(pastedEscape, '');
+  visibleSegment(raw);
+  let text = raw;
+  let p = segStart;
+  let end = segEnd;
+  if (end !== raw.length || text.indexOf('\x1b') !== -1 || text.indexOf('[[') !== -1 || text.indexOf('#033[') !== -1) {
+    // Rare lines (tqdm updates, colour codes) get their own string; the rest stay offsets.
+    text = raw.slice(p, end);
+    if (text.indexOf('\x1b') !== -1) text = text.replace(ansiEscape, '');
+    if (text.indexOf('[[') !== -1 || text.indexOf('#033[') !== -1) text = text.replace(pastedEscape, '');
+    p = 0;
+    end = text.length;
+  }
   let level: Level | undefined;
   let at: number | undefined;
   let origin: string | undefined;
   let m: RegExpExecArray | null;
   // Headers nest (container > timestamp > process > engine header); peel them from the left.
-  for (let guard = 0; guard < 6; guard++) {
-    const c = text.charCodeAt(0);
+  // The level header is the innermost: the message starts right after it.
+  for (let guard = 0; guard < 6 && p < end; guard++) {
+    const c = text.charCodeAt(p);
     if (c === 40 /* ( */) {
-      const n = processPrefixLength(text) || (rayDaemonPrefix.exec(text)?.[0].length ?? 0);
+      const n = processPrefixLength(text, p, end) || (stickyAt(rayDaemonPrefix, text, p)?.[0].length ?? 0);
       if (n > 0) {
-        text = text.slice(n);
+        p += n;
         continue;
       }
       break;
     }
     if (c === 91 /* [ */) {
-      if ((m = sglangHeader.exec(text))) {
+      if ((m = stickyAt(sglangHeader, text, p))) {
         at = Date.UTC(num(m[1]), num(m[2]) - 1, num(m[3]), num(m[4]), num(m[5]), num(m[6]), fraction(m[7]));
-        text = text.slice(m[0].length);
+        p += m[0].length;
         continue;
       }
-      if (level === undefined && (m = bracketLevel.exec(text))) {
+      if (level === undefined && startsWithLevelWord(text, p) && (m = stickyAt(bracketLevel, text, p))) {
         level = levelOf(m[1] ?? '');
-        text = text.slice(m[0].length);
-        continue;
+        p += m[0].length;
       }
       break;
     }
     if (c >= 48 && c <= 57 /* digit */) {
-      if ((m = isoStamp.exec(text))) {
+      if ((m = stickyAt(isoStamp, text, p))) {
         at = Date.UTC(num(m[1]), num(m[2]) - 1, num(m[3]), num(m[4]), num(m[5]), num(m[6]), fraction(m[7]));
-        text = text.slice(m[0].length);
-        const t = tgiLevel.exec(text);
+        p += m[0].length;
+        const t = startsWithLevelWord(text, p) ? stickyAt(tgiLevel, text, p) : null;
         if (t) {
           level = levelOf(t[1] ?? '');
-          text = text.slice(t[0].length);
+          p += t[0].length;
+          break;
         }
         continue;
       }
-      if ((m = llamaStamp.exec(text))) {
+      if ((m = stickyAt(llamaStamp, text, p))) {
         level = levelOf(m[1] ?? '');
-        text = text.slice(m[0].length);
-        continue;
+        p += m[0].length;
+        break;
       }
-      if ((m = containerPrefix.exec(text))) {
-        text = text.slice(m[0].length);
-        continue;
-      }
-      break;
-    }
-    if (c >= 65 && c <= 90 /* A-Z */) {
-      const h = level === undefined ? vllmHeader(text, year) : 0;
+    } else if (c >= 65 && c <= 90 /* A-Z */) {
+      const h = level === undefined ? vllmHeader(text, p, year) : 0;
       if (h > 0) {
         level = headerLevel;
         at = headerAt;
-        text = text.slice(h);
-        continue;
+        p += h;
+        break;
       }
-      if (origin === undefined && (m = syslogStamp.exec(text))) {
+      if (origin === undefined && text.charCodeAt(p + 3) === 32 && (m = stickyAt(syslogStamp, text, p))) {
         const month = months.indexOf(m[1] ?? '') / 3;
         if (month >= 0) at = Date.UTC(year, month, num(m[2]), num(m[3]), num(m[4]), num(m[5]));
         origin = m[6];
-        text = text.slice(m[0].length);
+        p += m[0].length;
         continue;
       }
-      if (level === undefined && (m = uvicornLevel.exec(text) ?? tgiLevel.exec(text) ?? bracketLevel.exec(text))) {
-        level = levelOf(m[1] ?? '');
-        text = text.slice(m[0].length);
-        continue;
+      if (level === undefined && startsWithLevelWord(text, p)) {
+        m = stickyAt(uvicornLevel, text, p) ?? stickyAt(tgiLevel, text, p) ?? stickyAt(bracketLevel, text, p);
+        if (m) {
+          level = levelOf(m[1] ?? '');
+          p += m[0].length;
+          break;
+        }
       }
     }
-    if ((m = containerPrefix.exec(text))) {
-      text = text.slice(m[0].length);
+    if (mayHaveContainerPrefix(text, p) && (m = stickyAt(containerPrefix, text, p))) {
+      p += m[0].length;
       continue;
     }
     break;
   }
-  if (text.endsWith(']') && text.includes(' across cluster]')) text = text.replace(rayRepeat, '');
-  if (into === undefined) return { message: text, level, at, origin };
+  let message = p === 0 && end === text.length ? text : text.slice(p, end);
+  if (message.endsWith(']') && message.includes(' across cluster]')) message = message.replace(rayRepeat, '');
+  if (into === undefined) return { message, level, at, origin };
   // The classifier reuses one holder per line: no allocation on the hot path.
-  into.message = text;
+  into.message = message;
   into.level = level;
   into.at = at;
   into.origin = origin;

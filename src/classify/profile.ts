@@ -1,6 +1,7 @@
 import type { CrashReason, MarkerPhase, Phase } from '../types.js';
 import { markerPhases } from '../types.js';
 import { LiteralMatcher } from './matcher.js';
+import { unnameGroups } from './groups.js';
 import { requiredLiterals } from './literal.js';
 
 /**
@@ -81,6 +82,8 @@ export interface Rule {
   readonly terminal?: boolean;
   /** The profile the rule was written in. */
   readonly profile: string;
+  /** Group numbers of the named groups the pattern was written with (progress and version rules). */
+  readonly groups: Readonly<Record<string, number>>;
 }
 
 /** A profile ready for matching: rules in priority order and the literal prefilter over them. */
@@ -143,7 +146,7 @@ export function compileProfile(
   lookup: (name: string) => EngineProfileSpec | undefined,
 ): CompiledProfile {
   const chain = lineage(spec, lookup);
-  type Draft = Omit<Rule, 'id' | 're'> & { path: string; pattern: string };
+  type Draft = Omit<Rule, 'id' | 're' | 'groups'> & { path: string; pattern: string };
   const drafts: Draft[] = [];
   for (const s of chain) {
     const base = { profile: s.name };
@@ -177,7 +180,9 @@ export function compileProfile(
   const ids: number[] = [];
   const unfiltered: number[] = [];
   drafts.forEach((d, id) => {
-    const re = compileRegex(d.profile, d.path, d.pattern);
+    compileRegex(d.profile, d.path, d.pattern);
+    const named = unnameGroups(d.pattern);
+    const re = compileRegex(d.profile, d.path, named.source);
     if (d.kind === 'progress' && !/\(\?<(done|percent)>/.test(d.pattern)) {
       throw new ProfileError(d.profile, d.path, 'a progress pattern needs a named group "done" (with "total") or "percent"');
     }
@@ -185,7 +190,7 @@ export function compileProfile(
       throw new ProfileError(d.profile, d.path, 'a version pattern needs a named group "version"');
     }
     const { path: _path, pattern: _pattern, ...rest } = d;
-    rules.push({ ...rest, id, re });
+    rules.push({ ...rest, id, re, groups: named.index });
     const lits = requiredLiterals(re.source);
     if (lits === undefined) unfiltered.push(id);
     else for (const lit of lits) {

@@ -55,6 +55,9 @@ describe('llamacpp profile: phase markers', () => {
     ['loading_weights', 'load_tensors: loading model tensors, this can take a while... (mmap = true, direct_io = false)'],
     ['loading_weights', 'llm_load_tensors: offloaded 33/33 layers to GPU'],
     ['loading_weights', 'llm_load_print_meta: model type       = 8B'],
+    // --log-file lines of 2024 builds carry a `[unix time]` prefix
+    ['loading_weights', '[1724830909] llama_model_loader: - type q8_0:  282 tensors'],
+    ['loading_weights', '[1724830909] llm_load_print_meta: arch             = llama'],
     ['loading_weights', 'llama_params_fit: successfully fit params to free device memory'],
     ['warming_up', 'llama_new_context_with_model: n_ctx      = 4096'],
     ['warming_up', 'llama_init_from_model: n_ctx         = 4096'],
@@ -173,6 +176,7 @@ describe('llamacpp profile: crash causes', () => {
     ['model_not_found', "gguf_init_from_file: failed to open '/models/missing.gguf': 'No such file or directory'"],
     ['model_not_found', 'gguf_init_from_file_impl: failed to read magic'],
     ['unsupported_model', "llama_model_load: error loading model: error loading model vocabulary: unknown pre-tokenizer type: 'qwen35'"],
+    ['kv_cache_insufficient', 'llama_kv_cache_init: failed to allocate buffer for kv cache'],
     ['unknown', 'llama_model_load: error loading model: done_getting_tensors: wrong number of tensors; expected 292, got 291'],
   ])('reads %s from "%s"', (reason, cause) => {
     const m = run([...load.slice(0, 3), cause, 'llama_model_load_from_file_impl: failed to load model', 'main: exiting due to model loading error']);

@@ -185,6 +185,12 @@ describe('sglang profile: crash causes', () => {
     expect(classify('Exception: Capture cuda graph failed: CUDA error: an illegal memory access was encountered').crash).toMatchObject({ reason: 'gpu_fault' });
   });
 
+  it('reads unbalanced free memory across TP ranks as memory held by another process', () => {
+    expect(
+      classify('ValueError: The memory capacity is unbalanced. Some GPUs may be occupied by other processes. pre_model_load_memory=19.2, local_gpu_memory=30.5, local_gpu_memory * 0.9=27.4').crash,
+    ).toMatchObject({ reason: 'gpu_memory_occupied', causal: true });
+  });
+
   it('reads exit code -9 of a dying scheduler as killed', () => {
     const line =
       'RuntimeError: Rank 3 scheduler died during initialization (exit code: -9). If exit code is -9 (SIGKILL), a common cause is the OS OOM killer. Run `dmesg -T | grep -i oom` to check.';
