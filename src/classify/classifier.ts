@@ -1,6 +1,6 @@
 import type { CrashReason, LineClass, MarkerPhase, Phase } from '../types.js';
 import type { CompiledProfile, Rule } from './profile.js';
-import { normalizeLine, type NormalizedLine } from './normalize.js';
+import { LineView, normalizeLine, type NormalizedLine } from './normalize.js';
 
 /** A progress counter reading taken from one line. */
 export interface CounterReading {
@@ -55,17 +55,14 @@ function isQuotedSource(message: string): boolean {
   return t.startsWith('raise ') || t.startsWith('File "') || t.startsWith('assert ');
 }
 
-function baseClassOf(line: NormalizedLine): LineClass {
+function baseClassOf(line: LineView): LineClass {
   switch (line.level) {
     case 'error':
       return 'error';
     case 'warning':
       return 'warning';
-    default: {
-      const m = line.message;
-      if (m.startsWith(tracebackStart) || m.startsWith('  File "')) return 'error';
-      return 'info';
-    }
+    default:
+      return line.startsWith(tracebackStart) || line.startsWith('  File "') ? 'error' : 'info';
   }
 }
 
@@ -74,7 +71,7 @@ function group(rule: Rule, m: RegExpExecArray, name: string): string | undefined
   return i === undefined ? undefined : m[i];
 }
 
-function counterOf(rule: Rule, m: RegExpExecArray): CounterReading | undefined {
+function counterOf(rule: Rule, m: RegExpExecArray, into: Mutable<CounterReading>): CounterReading | undefined {
   const d = group(rule, m, 'done');
   const t = group(rule, m, 'total');
   const p = group(rule, m, 'percent');
@@ -85,7 +82,12 @@ function counterOf(rule: Rule, m: RegExpExecArray): CounterReading | undefined {
   else if (p !== undefined) ratio = Number(p) / 100;
   else return undefined;
   if (!Number.isFinite(ratio)) return undefined;
-  return { name: rule.name, phase: rule.phase ?? 'loading_weights', done, total, ratio: Math.min(1, Math.max(0, ratio)) };
+  into.name = rule.name;
+  into.phase = rule.phase ?? 'loading_weights';
+  into.done = done;
+  into.total = total;
+  into.ratio = Math.min(1, Math.max(0, ratio));
+  return into;
 }
 
 /**
@@ -94,12 +96,14 @@ function counterOf(rule: Rule, m: RegExpExecArray): CounterReading | undefined {
  */
 export class LineClassifier {
   private readonly candidates: number[] = [];
+  private readonly view = new LineView();
+  private readonly counterHolder: Mutable<CounterReading> = { name: '', phase: 'loading_weights', done: undefined, total: undefined, ratio: 0 };
   private readonly verdict: Mutable<LineVerdict>;
   private readonly crashHolder: Mutable<CrashMatch> = { reason: 'unknown', causal: false, specific: false, terminal: false };
 
   constructor(readonly profile: CompiledProfile) {
     this.verdict = {
-      line: { message: '', level: undefined, at: undefined, origin: undefined },
+      line: this.view,
       phase: undefined,
       restart: false,
       counter: undefined,
@@ -117,12 +121,14 @@ export class LineClassifier {
    */
   classify(raw: string, year: number): LineVerdict {
     const v = this.verdict;
-    const line = normalizeLine(raw, year, v.line as NormalizedLine);
-    const text = line.message;
+    const line = this.view;
+    normalizeLine(raw, year, line);
     const { rules, matcher, unfiltered } = this.profile;
     const cand = this.candidates;
-    matcher.scan(text, cand);
+    matcher.scan(line.source, cand, line.start, line.end);
     for (const id of unfiltered) cand.push(id);
+    // Most lines match no literal: their message never becomes a string of its own.
+    const text = cand.length > 0 ? line.message : '';
     let phase: MarkerPhase | undefined;
     let restart = false;
     let counter: CounterReading | undefined;
@@ -159,7 +165,7 @@ export class LineClassifier {
           if (counter === undefined) {
             const m = rule.re.exec(text);
             if (m) {
-              counter = counterOf(rule, m);
+              counter = counterOf(rule, m, this.counterHolder);
               phase ??= rule.phase;
             }
           }
@@ -173,7 +179,7 @@ export class LineClassifier {
       }
     }
     let crash: CrashMatch | undefined;
-    if (isQuotedSource(text)) {
+    if ((consequential || causal) && isQuotedSource(text)) {
       // Source lines quoted by a traceback (`    raise ValueError("No available memory ...")`) repeat
       // the words of the error without being the error.
     } else if (consequential) {

@@ -100,7 +100,7 @@ export class PhaseMachine {
   private crashRoot: 'causal' | 'generic' | 'consequential' = 'consequential';
   private candidates: Candidate[] = [];
   private foretold: { reason: CrashReason; line: string; at: number | null }[] = [];
-  private counters: Record<string, CounterReading> = {};
+  private counters: Record<string, { -readonly [K in keyof CounterReading]: CounterReading[K] }> = {};
   private lastProgressAt: number | null = null;
   private stalled = false;
   private silence: Partial<Record<Phase, number>> = {};
@@ -181,7 +181,7 @@ export class PhaseMachine {
       phases: [...this.entries],
       crash: this.crash,
       foretold: [...this.foretold],
-      counters: { ...this.counters },
+      counters: Object.fromEntries(Object.entries(this.counters).map(([k, c]) => [k, { ...c }])),
       lastProgressAt: this.lastProgressAt,
       stalled: this.stalled,
       longestSilenceMs: { ...this.silence },
@@ -250,9 +250,19 @@ export class PhaseMachine {
       events.push({ type: 'foretell', reason: v.foretell, line, at, hint: remediation[v.foretell], attempt: this.attempt });
     }
     if (v.counter) {
-      const prev = this.counters[v.counter.name];
-      if (prev?.ratio !== v.counter.ratio || prev.done !== v.counter.done) this.progress(at, events);
-      this.counters[v.counter.name] = v.counter;
+      const c = v.counter;
+      const prev = this.counters[c.name];
+      if (prev === undefined) {
+        this.counters[c.name] = { ...c };
+        this.progress(at, events);
+      } else if (prev.ratio !== c.ratio || prev.done !== c.done || prev.total !== c.total) {
+        // The classifier's reading is reused for the next line: copy it, keep our own object.
+        prev.done = c.done;
+        prev.total = c.total;
+        prev.ratio = c.ratio;
+        prev.phase = c.phase;
+        this.progress(at, events);
+      }
       cls = 'progress';
     } else {
       this.progress(at, events);

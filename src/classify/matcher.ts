@@ -28,7 +28,7 @@ export class LiteralMatcher {
         }
       }
     }
-    const children: Map<number, number>[] = [new Map()];
+    const children: Map<number, number>[] = [new Map<number, number>()];
     const outs: number[][] = [[]];
     literals.forEach((lit, k) => {
       let s = 0;
@@ -38,7 +38,7 @@ export class LiteralMatcher {
         let t = node.get(c);
         if (t === undefined) {
           t = children.length;
-          children.push(new Map());
+          children.push(new Map<number, number>());
           outs.push([]);
           node.set(c, t);
         }
@@ -90,12 +90,12 @@ export class LiteralMatcher {
     this.seen = new Uint32Array(Math.max(1, idCount));
   }
 
-  /** Appends to `out` (cleared first) the distinct ids of the literals found in `text`. */
-  scan(text: string, out: number[]): void {
+  /** Appends to `out` (cleared first) the distinct ids of the literals found in `text[from, to)`. */
+  scan(text: string, out: number[], from = 0, to = text.length): void {
     if (out.length > 0) out.length = 0;
     const { delta, classOf } = this;
     let row = 0;
-    for (let i = 0; i < text.length; i++) {
+    for (let i = from; i < to; i++) {
       const t = delta[row + (classOf[text.charCodeAt(i)] as number)] as number;
       if (t < 0) {
         row = ~t;

@@ -20,6 +20,7 @@ export interface NormalizedLine {
   origin: string | undefined;
 }
 
+// eslint-disable-next-line no-control-regex -- ESC is exactly what this pattern removes.
 const ansiEscape = /\x1b\[[0-9;?]*[A-Za-z]/g;
 // Logs pasted into issue threads show escapes as `^[[0;36m` or, from rsyslog, as `#033[0;36m`.
 const pastedEscape = /(?:\^\[|#033)\[[0-9;]*m/g;
@@ -216,10 +217,53 @@ function stickyAt(re: RegExp, text: string, p: number): RegExpExecArray | null {
 }
 
 /**
+ * A reusable view of one normalised line for the classifier's hot path: the message is the range
+ * [start, end) of `source` and becomes a string only when something asks for it.
+ */
+export class LineView implements NormalizedLine {
+  source = '';
+  start = 0;
+  end = 0;
+  level: Level | undefined;
+  at: number | undefined;
+  origin: string | undefined;
+  private cached: string | undefined;
+
+  /** The message text (sliced on first use). */
+  get message(): string {
+    this.cached ??= this.start === 0 && this.end === this.source.length ? this.source : this.source.slice(this.start, this.end);
+    return this.cached;
+  }
+
+  set message(text: string) {
+    this.source = text;
+    this.start = 0;
+    this.end = text.length;
+    this.cached = text;
+  }
+
+  /** Whether the message starts with `prefix`, without slicing it. */
+  startsWith(prefix: string): boolean {
+    return this.end - this.start >= prefix.length && this.source.startsWith(prefix, this.start);
+  }
+
+  /** Points the view at a new range; clears the cached message. */
+  reset(source: string, start: number, end: number, level: Level | undefined, at: number | undefined, origin: string | undefined): void {
+    this.source = source;
+    this.start = start;
+    this.end = end;
+    this.level = level;
+    this.at = at;
+    this.origin = origin;
+    this.cached = undefined;
+  }
+}
+
+/**
  * Normalises one physical line. `year` fills in timestamps that carry none (vLLM's `MM-DD`,
  * syslog's `Mon DD`). With `into`, the result is written there instead of a new object.
  */
-export function normalizeLine(raw: string, year: number, into?: NormalizedLine): NormalizedLine {
+export function normalizeLine(raw: string, year: number, into?: LineView): NormalizedLine {
   visibleSegment(raw);
   let text = raw;
   let p = segStart;
@@ -307,13 +351,12 @@ export function normalizeLine(raw: string, year: number, into?: NormalizedLine):
     }
     break;
   }
-  let message = p === 0 && end === text.length ? text : text.slice(p, end);
-  if (message.endsWith(']') && message.includes(' across cluster]')) message = message.replace(rayRepeat, '');
-  if (into === undefined) return { message, level, at, origin };
-  // The classifier reuses one holder per line: no allocation on the hot path.
-  into.message = message;
-  into.level = level;
-  into.at = at;
-  into.origin = origin;
+  if (text.charCodeAt(end - 1) === 93 /* ] */ && text.includes(' across cluster]', p)) {
+    const m2 = rayRepeat.exec(text.slice(p, end));
+    if (m2) end = p + m2.index;
+  }
+  if (into === undefined) return { message: p === 0 && end === text.length ? text : text.slice(p, end), level, at, origin };
+  // The classifier reuses one view per line: no string is made unless a rule needs one.
+  into.reset(text, p, end, level, at, origin);
   return into;
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { engineProfileSchema } from './engine-schema.js';
 import { configSchema } from './schema.js';
 
 /**
@@ -20,4 +21,16 @@ export function configJsonSchema(): Record<string, unknown> {
 /** The JSON Schema as the text of `config/modelwatch.schema.json` (two-space indent, final newline). */
 export function configJsonSchemaText(): string {
   return `${JSON.stringify(configJsonSchema(), null, 2)}\n`;
+}
+
+/** The JSON Schema of an engine profile file (`config/engines/<name>.yaml`, see docs/engines.md). */
+export function engineProfileJsonSchemaText(): string {
+  const { $schema, ...rest } = z.toJSONSchema(engineProfileSchema, { io: 'input', target: 'draft-7' });
+  const schema = {
+    $schema,
+    title: 'modelwatch engine profile',
+    description: 'The log-line patterns of one inference-server family. See docs/engines.md.',
+    ...rest,
+  };
+  return `${JSON.stringify(schema, null, 2)}\n`;
 }

@@ -8,6 +8,15 @@ export interface InputLine {
   readonly at: number | undefined;
 }
 
+/**
+ * A batch of lines: their texts and, for journal captures, their times (ms). Parallel arrays
+ * rather than one object per line keep a million-line replay light.
+ */
+export interface LineBatch {
+  readonly texts: string[];
+  ats: (number | undefined)[] | undefined;
+}
+
 /** The two capture formats `replay` reads, told apart by content. */
 export type InputFormat = 'journal-json' | 'text';
 
@@ -19,7 +28,7 @@ export type InputFormat = 'journal-json' | 'text';
 export function journalMessage(value: unknown): string | undefined {
   if (typeof value === 'string') return value;
   if (!Array.isArray(value)) return undefined;
-  if (value.every((b) => typeof b === 'number')) return Buffer.from(value as number[]).toString('utf8');
+  if (value.every((b) => typeof b === 'number')) return Buffer.from(value).toString('utf8');
   const parts = value.map(journalMessage).filter((p): p is string => p !== undefined);
   return parts.length > 0 ? parts.join('\n') : undefined;
 }
@@ -52,13 +61,17 @@ function looksLikeJournal(firstLine: string): boolean {
  * the per-line cost of async iteration off the hot path.
  * Throws ModelwatchError MW_ERR_INPUT_READ or MW_ERR_INPUT_PARSE with the file and line number.
  */
-export async function* readCapture(file: string, onFormat?: (f: InputFormat) => void): AsyncGenerator<InputLine[]> {
-  const stream = createReadStream(file, { encoding: 'utf8', highWaterMark: 1 << 20 });
+export async function* readCapture(file: string, onFormat?: (f: InputFormat) => void): AsyncGenerator<LineBatch> {
+  // Bytes, split on '\n' and decoded line by line: one non-ASCII character (a tqdm bar's █)
+  // would otherwise turn a whole decoded chunk, and every line sliced from it, into slower
+  // two-byte strings.
+  const stream = createReadStream(file, { highWaterMark: 1 << 20 });
   let format: InputFormat | undefined;
   let header = true;
   let lineNo = 0;
-  let rest = '';
-  const take = (line: string, out: InputLine[]): void => {
+  let carry: Buffer | undefined;
+  const newBatch = (): LineBatch => ({ texts: [], ats: format === 'journal-json' ? [] : undefined });
+  const take = (line: string, out: LineBatch): void => {
     lineNo++;
     if (format === undefined) {
       if (line.trim() === '') return;
@@ -69,27 +82,31 @@ export async function* readCapture(file: string, onFormat?: (f: InputFormat) => 
     if (format === 'text') {
       if (header && line.startsWith('# ')) return;
       header = false;
-      out.push({ text: line, at: undefined });
+      out.texts.push(line);
       return;
     }
     if (line.trim() === '') return;
     try {
-      for (const l of parseJournalEntry(line)) out.push(l);
+      const ats = (out.ats ??= []);
+      for (const l of parseJournalEntry(line)) {
+        out.texts.push(l.text);
+        ats.push(l.at);
+      }
     } catch (err) {
       throw new ModelwatchError('MW_ERR_INPUT_PARSE', `${file}: line ${lineNo}: not a journal JSON entry (${(err as Error).message})`);
     }
   };
   try {
     for await (const chunk of stream) {
-      const text = rest + (chunk as string);
-      const batch: InputLine[] = [];
+      const bytes = carry === undefined ? (chunk as Buffer) : Buffer.concat([carry, chunk as Buffer]);
+      const batch = newBatch();
       let start = 0;
-      for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', start)) {
-        take(text.slice(start, nl), batch);
+      for (let nl = bytes.indexOf(10); nl !== -1; nl = bytes.indexOf(10, start)) {
+        take(bytes.toString('utf8', start, nl), batch);
         start = nl + 1;
       }
-      rest = text.slice(start);
-      if (batch.length > 0) yield batch;
+      carry = start < bytes.length ? bytes.subarray(start) : undefined;
+      if (batch.texts.length > 0) yield batch;
     }
   } catch (err) {
     if (err instanceof ModelwatchError) throw err;
@@ -97,9 +114,9 @@ export async function* readCapture(file: string, onFormat?: (f: InputFormat) => 
   } finally {
     stream.destroy();
   }
-  if (rest !== '') {
-    const batch: InputLine[] = [];
-    take(rest, batch);
-    if (batch.length > 0) yield batch;
+  if (carry !== undefined) {
+    const batch = newBatch();
+    take(carry.toString('utf8'), batch);
+    if (batch.texts.length > 0) yield batch;
   }
 }

@@ -4,7 +4,7 @@ import { PhaseMachine, type MachineEvent, type MachineOptions } from '../classif
 import type { CounterReading } from '../classify/classifier.js';
 import type { CrashReason, LineClass, Phase } from '../types.js';
 import { remediation } from '../classify/reasons.js';
-import { readCapture, type InputFormat, type InputLine } from './input.js';
+import { readCapture, type InputFormat, type LineBatch } from './input.js';
 
 /** The outcome of replaying one capture (the `replay --json` contract of DESIGN.md). */
 export interface ReplayReport {
@@ -30,7 +30,7 @@ const iso = (ms: number | null | undefined): string | null => (ms === null || ms
 /** Replays batches of lines through a fresh phase machine and reports what it concluded. */
 export async function replayLines(
   profile: CompiledProfile,
-  batches: AsyncIterable<readonly InputLine[]> | Iterable<readonly InputLine[]>,
+  batches: AsyncIterable<LineBatch> | Iterable<LineBatch>,
   options: MachineOptions = {},
   format: () => InputFormat | 'empty' = () => 'text',
 ): Promise<ReplayReport> {
@@ -39,9 +39,10 @@ export async function replayLines(
   let total = 0;
   let lastAt: number | null = null;
   for await (const batch of batches) {
-    for (const line of batch) {
-      total++;
-      const out = machine.observeLine(line.text, line.at);
+    const { texts, ats } = batch;
+    total += texts.length;
+    for (let i = 0; i < texts.length; i++) {
+      const out = machine.observeLine(texts[i] ?? '', ats?.[i]);
       if (out.length > 0) events.push(...out);
     }
     const now = machine.now;
@@ -59,8 +60,10 @@ export async function replayLines(
   }
   const durations: Partial<Record<Phase, number>> = {};
   state.phases.forEach((p, i) => {
-    const next = state.phases[i + 1]?.at ?? (p.phase === 'crashed' || p.phase === 'ready' ? null : lastAt);
-    if (p.at !== null && next !== null && next !== undefined) durations[p.phase] = Math.max(0, (next - p.at) / 1000);
+    const following = state.phases[i + 1];
+    // The final phase of a capture lasts until its last line, unless it is an end state.
+    const next = following === undefined ? (p.phase === 'crashed' || p.phase === 'ready' ? null : lastAt) : following.at;
+    if (p.at !== null && next !== null) durations[p.phase] = Math.max(0, (next - p.at) / 1000);
   });
   const counts = machine.lineCounts();
   return {

@@ -18,6 +18,10 @@ function feed(m: PhaseMachine, lines: string[]): MachineEvent[] {
   return lines.flatMap((l) => [...m.observeLine(l)]);
 }
 
+function only<T extends MachineEvent['type']>(events: readonly MachineEvent[], type: T): Extract<MachineEvent, { type: T }>[] {
+  return events.filter((e): e is Extract<MachineEvent, { type: T }> => e.type === type);
+}
+
 const start = [
   w(0, 'non-default args: {"model": "moonshotai/Kimi-K2.5", "tensor_parallel_size": 8}', 'INFO', 'APIServer pid=1'),
   w(30, 'Starting to load model moonshotai/Kimi-K2.5...'),
@@ -45,7 +49,7 @@ describe('PhaseMachine', () => {
       w(61, 'EngineCore failed to start.', 'ERROR', 'EngineCore pid=281'),
       w(90, 'vLLM API server version 0.11.0', 'INFO', 'APIServer pid=1'),
     ]);
-    expect(events.filter((e) => e.type === 'attempt').map((e) => e.type === 'attempt' && e.attempt)).toEqual([1, 2]);
+    expect(only(events, 'attempt').map((e) => e.attempt)).toEqual([1, 2]);
     expect(m.snapshot()).toMatchObject({ attempt: 2, phase: 'starting', crash: null });
     expect(m.crashHistory().map((c) => c.crash.reason)).toEqual(['cuda_oom']);
   });
@@ -71,8 +75,7 @@ describe('PhaseMachine', () => {
       w(51, '    raise ValueError("No available memory for the cache blocks.")', 'ERROR', 'EngineCore pid=281'),
       w(51, 'ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization`', 'ERROR', 'EngineCore pid=281'),
     ]);
-    const crashes = events.filter((e) => e.type === 'crash');
-    expect(crashes.map((e) => e.type === 'crash' && [e.crash.reason, e.revised])).toEqual([
+    expect(only(events, 'crash').map((e) => [e.crash.reason, e.revised])).toEqual([
       ['unknown', false],
       ['kv_cache_insufficient', true],
     ]);
@@ -125,9 +128,8 @@ describe('PhaseMachine', () => {
       feed(m, [...start, w(400, 'Dynamo bytecode transform time: 31.42 s')]);
       const shm = Array.from({ length: 12 }, (_, i) => w(460 + i * 60, 'No available shared memory broadcast block found in 60 seconds.', 'INFO', 'EngineCore pid=281'));
       const events = feed(m, shm);
-      const stall = events.find((e) => e.type === 'stall');
-      expect(stall).toMatchObject({ phase: 'compiling', budgetMs: 600_000 });
-      expect(stall && stall.type === 'stall' && stall.at).toBe(T0 + 1060 * 1000);
+      const [stall] = only(events, 'stall');
+      expect(stall).toMatchObject({ phase: 'compiling', budgetMs: 600_000, at: T0 + 1060 * 1000 });
       expect(m.snapshot().stalled).toBe(true);
       const resumed = feed(m, [w(1200, 'Compiling a graph for compile range (1, 8192) takes 203.58 s')]);
       expect(resumed.map((e) => e.type)).toContain('stall_cleared');

@@ -120,7 +120,7 @@ describe('modelwatch check-config', () => {
     const res = await run('check-config', bad);
     expect(res.code).toBe(1);
     for (const path of ['listen', 'targets.llama.engine', 'targets.llama.logs.journal.unit', 'targets.llama.stallBudgets.compiling']) {
-      expect(res.stderr).toContain(`${path}`);
+      expect(res.stderr).toContain(path);
     }
     expect(res.stderr).not.toMatch(/\n\s+at /); // no stack trace
   });

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { configJsonSchema, configJsonSchemaText } from '../../src/config/json-schema.js';
+import { configJsonSchema, configJsonSchemaText, engineProfileJsonSchemaText } from '../../src/config/json-schema.js';
 
 const committed = new URL('../../config/modelwatch.schema.json', import.meta.url);
 
@@ -18,5 +18,11 @@ describe('config/modelwatch.schema.json', () => {
     expect(schema.additionalProperties).toBe(false);
     expect(schema.required).toEqual(['targets']);
     expect(schema.properties.defaults.properties.stallBudgets.properties.compiling).toMatchObject({ type: 'string', default: '20m' });
+  });
+});
+
+describe('config/engines/engine-profile.schema.json', () => {
+  it('is what write-json-schema.ts generates', () => {
+    expect(readFileSync(new URL('../../config/engines/engine-profile.schema.json', import.meta.url), 'utf8')).toBe(engineProfileJsonSchemaText());
   });
 });

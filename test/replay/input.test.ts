@@ -10,7 +10,7 @@ const dir = mkdtempSync(join(tmpdir(), 'mw-input-'));
 
 async function readAll(file: string): Promise<InputLine[]> {
   const out: InputLine[] = [];
-  for await (const batch of readCapture(file)) out.push(...batch);
+  for await (const batch of readCapture(file)) batch.texts.forEach((text, i) => out.push({ text, at: batch.ats?.[i] }));
   return out;
 }
 

@@ -1,0 +1,21 @@
+# modelwatch: build stage compiles TypeScript; the runtime stage holds only dist/, config/ and
+# production dependencies, and runs as a non-root user.
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+COPY config ./config
+RUN npm run build && npm prune --omit=dev
+
+FROM node:20-bookworm-slim
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=build /app/package.json ./package.json
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY --from=build /app/config ./config
+USER node
+ENTRYPOINT ["node", "/app/dist/cli.js"]
+CMD ["--help"]
