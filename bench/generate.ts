@@ -3,18 +3,7 @@
  * and a serving day print (tqdm shard and CUDA-graph updates, INFO lines of every phase,
  * shared-memory broadcast waits, uvicorn access lines, engine stats, a few errors).
  */
-
-/** A small seeded PRNG (mulberry32), so every run benchmarks the same bytes. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng } from '../test/support/prng.js';
 
 const pad = (n: number, w = 2): string => String(n).padStart(w, '0');
 

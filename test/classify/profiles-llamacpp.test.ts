@@ -1,23 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { LineClassifier } from '../../src/classify/classifier.js';
-import { PhaseMachine } from '../../src/classify/machine.js';
-import { loadEngineCatalog } from '../../src/config/engines.js';
+import type { PhaseMachine } from '../../src/classify/machine.js';
+import { classifierOf, phasesOf, runLines } from '../support/engine.js';
 
 // llama.cpp llama-server profile (config/engines/llamacpp.yaml), checked against the strings of
 // /work/shared/notes/vllm-and-peers-log-strings.md section 4 (tools/server/server.cpp, server-http.cpp)
 // and the libllama prefixes of older builds (llm_load_tensors, llama_new_context_with_model, JSON logs).
 
-const profile = loadEngineCatalog().compile('llamacpp');
-const classifier = new LineClassifier(profile);
-const classify = (raw: string) => classifier.classify(raw, 2026);
+const classify = classifierOf('llamacpp');
+const run = (lines: readonly string[]): PhaseMachine => runLines('llamacpp', lines);
 
-function run(lines: readonly string[]): PhaseMachine {
-  const m = new PhaseMachine(new LineClassifier(profile), { year: 2026 });
-  for (const l of lines) m.observeLine(l);
-  m.finish();
-  return m;
-}
-const phasesOf = (m: PhaseMachine) => m.history().map((p) => p.phase);
 
 /** A 2025/2026 build: the HTTP server binds and listens before the model is loaded. */
 const head = [

@@ -1,15 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { LineClassifier } from '../../src/classify/classifier.js';
-import { PhaseMachine } from '../../src/classify/machine.js';
-import { loadEngineCatalog } from '../../src/config/engines.js';
+import type { PhaseMachine } from '../../src/classify/machine.js';
+import { classifierOf, phasesOf, runLines } from '../support/engine.js';
 
 // SGLang profile (config/engines/sglang.yaml), checked against the message strings of
 // /work/shared/notes/vllm-and-peers-log-strings.md section 2 ("Feb" = the 2026-02 wording most
 // deployed images print, "new" = main 2026-08) and the wordings of older public logs.
 
-const profile = loadEngineCatalog().compile('sglang');
-const classifier = new LineClassifier(profile);
-const classify = (raw: string) => classifier.classify(raw, 2026);
+const classify = classifierOf('sglang');
+const run = (lines: readonly string[]): PhaseMachine => runLines('sglang', lines);
 
 /** A scheduler (rank) line, `[2026-08-11 10:00:21 TP0] ...`, at `sec` seconds after 10:00:00. */
 const tp = (sec: number, text: string, rank = 'TP0'): string => `[${stamp(sec)} ${rank}] ${text}`;
@@ -20,13 +18,6 @@ function stamp(sec: number): string {
   return d.toISOString().slice(0, 19).replace('T', ' ');
 }
 
-function run(lines: readonly string[]): PhaseMachine {
-  const m = new PhaseMachine(new LineClassifier(profile), { year: 2026 });
-  for (const l of lines) m.observeLine(l);
-  m.finish();
-  return m;
-}
-const phasesOf = (m: PhaseMachine) => m.history().map((p) => p.phase);
 
 const argsText = "server_args=ServerArgs(model_path='Qwen/Qwen3-235B-A22B-Instruct-2507', tp_size=8, mem_fraction_static=0.88)";
 const serverArgs = main(0, argsText);

@@ -1,15 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { LineClassifier } from '../../src/classify/classifier.js';
-import { PhaseMachine } from '../../src/classify/machine.js';
-import { loadEngineCatalog } from '../../src/config/engines.js';
+import type { PhaseMachine } from '../../src/classify/machine.js';
+import { classifierOf, phasesOf, runLines } from '../support/engine.js';
 
 // TGI profile (config/engines/tgi.yaml), checked against the launcher/router/shard strings of
 // /work/shared/notes/vllm-and-peers-log-strings.md section 3 and the older launcher wordings
 // (`Starting shard 0`, `Shard 0 ready in ...`, one-line `Args { ... }`).
 
-const profile = loadEngineCatalog().compile('tgi');
-const classifier = new LineClassifier(profile);
-const classify = (raw: string) => classifier.classify(raw, 2026);
+const classify = classifierOf('tgi');
+const run = (lines: readonly string[]): PhaseMachine => runLines('tgi', lines);
 
 /** A tracing-subscriber compact line at `sec` seconds after 2026-01-08T10:00:00Z. */
 function at(sec: number, level: string, target: string, text: string): string {
@@ -20,13 +18,6 @@ const launcher = (sec: number, text: string, level = 'INFO') => at(sec, level, '
 const shardMgr = (sec: number, text: string, level = 'INFO') => at(sec, level, 'shard-manager: text_generation_launcher', text);
 const router = (sec: number, text: string, level = 'INFO') => at(sec, level, 'text_generation_router_v3', `backends/v3/src/lib.rs:125: ${text}`);
 
-function run(lines: readonly string[]): PhaseMachine {
-  const m = new PhaseMachine(new LineClassifier(profile), { year: 2026 });
-  for (const l of lines) m.observeLine(l);
-  m.finish();
-  return m;
-}
-const phasesOf = (m: PhaseMachine) => m.history().map((p) => p.phase);
 
 const argsBlock = [launcher(0, 'Args {'), '    model_id: "Qwen/Qwen2.5-72B-Instruct",', '    num_shard: Some(', '        8,', '    ),', '}'];
 

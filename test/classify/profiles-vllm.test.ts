@@ -1,15 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { LineClassifier } from '../../src/classify/classifier.js';
-import { PhaseMachine } from '../../src/classify/machine.js';
-import { loadEngineCatalog } from '../../src/config/engines.js';
-
-const profile = loadEngineCatalog().compile('vllm');
+import { phasesOf, runLines } from '../support/engine.js';
 
 function replay(lines: string[]) {
-  const m = new PhaseMachine(new LineClassifier(profile), { year: 2026 });
-  for (const l of lines) m.observeLine(l);
-  m.finish();
-  return { ...m.snapshot(), counts: m.lineCounts(), benign: m.benignByRule(), all: m.history().map((p) => p.phase) };
+  const m = runLines('vllm', lines);
+  return { ...m.snapshot(), counts: m.lineCounts(), benign: m.benignByRule(), all: phasesOf(m) };
 }
 
 describe('vLLM profile across versions', () => {

@@ -8,19 +8,9 @@ import { parse, stringify } from 'yaml';
 import { configJsonSchema } from '../../src/config/json-schema.js';
 import { loadConfig, validateConfigText, type ValidationResult } from '../../src/config/load.js';
 import { ModelwatchError } from '../../src/errors.js';
+import { prng as rng } from '../support/prng.js';
 import { cachedCatalog, minimalYaml, tempFiles } from './support.js';
 
-/** mulberry32: a tiny seeded PRNG, so every run tries the same inputs. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function schemaKeys(node: unknown, out = new Set<string>()): Set<string> {
   if (typeof node !== 'object' || node === null) return out;

@@ -1,0 +1,12 @@
+import { describe, expect, it } from 'vitest';
+import { unnameGroups } from '../../src/classify/groups.js';
+
+describe('unnameGroups', () => {
+  it('numbers named groups after plain ones and leaves non-capturing groups, lookbehinds and classes alone', () => {
+    const { source, index } = unnameGroups('(a)(?:b)(?<done>\\d+)/(?<total>\\d+)(?<=x)(?<!y)[(?<no>)]\\(?<esc>');
+    expect(source).toBe('(a)(?:b)(\\d+)/(\\d+)(?<=x)(?<!y)[(?<no>)]\\(?<esc>');
+    expect(index).toEqual({ done: 2, total: 3 });
+    const m = new RegExp(source).exec('ab12/34x[');
+    expect(m?.[index['done'] ?? 0]).toBe('12');
+  });
+});
