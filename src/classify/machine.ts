@@ -44,6 +44,18 @@ export type MachineEvent =
   | { readonly type: 'stall'; readonly phase: LoadingPhase; readonly at: number; readonly silentMs: number; readonly budgetMs: number; readonly attempt: number }
   | { readonly type: 'stall_cleared'; readonly phase: Phase; readonly at: number; readonly attempt: number };
 
+/**
+ * A live signal from a source other than the logs (DESIGN.md: health 200 is ready; a failed
+ * unit, an exited process or health lost after ready is a crash; GPU memory or CPU activity is
+ * progress; a new invocation or main PID is a new attempt). `detail` says what was seen.
+ */
+export type LiveSignal =
+  | { readonly type: 'healthy'; readonly detail: string }
+  | { readonly type: 'down'; readonly detail: string }
+  | { readonly type: 'exited'; readonly detail: string; readonly reason?: CrashReason | undefined }
+  | { readonly type: 'activity'; readonly detail: string }
+  | { readonly type: 'restarted'; readonly detail: string };
+
 /** A readable copy of one attempt's state. */
 export interface AttemptState {
   readonly attempt: number;
@@ -167,6 +179,32 @@ export class PhaseMachine {
     const events: MachineEvent[] = [];
     if (isOneOf(loadingPhases, this.phase) && this.candidates.length > 0) {
       this.enterCrash(this.candidates[this.candidates.length - 1]?.line ?? '', this.clock, events, undefined);
+    }
+    return events;
+  }
+
+  /** Applies a live signal at time `at` (ms). */
+  signal(s: LiveSignal, at: number): MachineEvent[] {
+    const events: MachineEvent[] = [];
+    if (this.clock === null || at > this.clock) this.clock = at;
+    switch (s.type) {
+      case 'healthy':
+        if (this.phase === 'down') this.newAttempt(s.detail, at, events, 'ready');
+        else if (this.loading) this.enter('ready', s.detail, at, events);
+        break;
+      case 'down':
+        // Only a server that was serving can go down; during a load refusals are normal.
+        if (this.phase === 'ready') this.enterCrash(s.detail, at, events, { reason: 'unknown' });
+        break;
+      case 'exited':
+        if (this.loading || this.phase === 'ready') this.enterCrash(s.detail, at, events, { reason: s.reason ?? 'unknown' });
+        break;
+      case 'activity':
+        if (this.loading) this.progress(at, events);
+        break;
+      case 'restarted':
+        this.newAttempt(s.detail, at, events);
+        break;
     }
     return events;
   }

@@ -10,6 +10,7 @@ export const usage = `modelwatch ${version}: watches LLM inference servers while
 usage: modelwatch COMMAND [options]
 
 commands:
+  run -c FILE [--listen HOST:PORT]       the daemon: watch the configured targets live
   replay --engine ENGINE [--json] FILE   classify a captured log and print the load timeline
   check-config FILE                      validate a configuration file and list every problem
   version                                print the version
@@ -20,6 +21,8 @@ Run 'modelwatch COMMAND --help' for a command's options.
 type Command = (args: readonly string[], io: CommandIO) => Promise<number>;
 
 const commands: Readonly<Record<string, Command>> = {
+  // The daemon loads fastify, undici and prom-client: only `run` pays for that.
+  run: async (args, io) => (await import('./run.js')).runCommand(args, io),
   replay: replayCommand,
   'check-config': checkConfigCommand,
   version: (_args, io) => {

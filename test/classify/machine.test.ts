@@ -167,4 +167,52 @@ describe('PhaseMachine', () => {
     feed(m, lines);
     expect(m.lineCounts()).toEqual({ phase: 2, progress: 1, benign: 1, warning: 1, info: 1, error: 1 });
   });
+
+  describe('live signals', () => {
+    it('enters ready on a healthy check while loading, and crashes when health is lost after ready', () => {
+      const m = machine();
+      feed(m, start);
+      only(m.signal({ type: 'healthy', detail: 'health 200' }, T0 + 100_000), 'transition');
+      expect(m.current).toBe('ready');
+      expect(m.signal({ type: 'down', detail: 'health refused twice after ready' }, T0 + 200_000).map((e) => e.type)).toEqual(['transition', 'crash']);
+      expect(m.snapshot().crash).toMatchObject({ reason: 'unknown', line: 'health refused twice after ready' });
+    });
+
+    it('ignores refusals during a load (vLLM refuses for the whole load)', () => {
+      const m = machine();
+      feed(m, start);
+      expect(m.signal({ type: 'down', detail: 'refused' }, T0 + 60_000)).toEqual([]);
+      expect(m.current).toBe('loading_weights');
+    });
+
+    it('crashes on an exit with the root cause from the logs when there is one', () => {
+      const m = machine();
+      feed(m, [...start, w(50, 'RuntimeError: flashinfer-cubin version (0.6.3) does not match flashinfer-python version (0.6.4).', 'ERROR')]);
+      m.signal({ type: 'exited', detail: 'unit failed/failed, main process status 1' }, T0 + 55_000);
+      expect(m.snapshot().crash).toMatchObject({ reason: 'version_mismatch', line: expect.stringContaining('flashinfer-cubin') as string });
+    });
+
+    it('uses the reason an exit carries when the logs name none (SIGKILL)', () => {
+      const m = machine();
+      feed(m, start);
+      m.signal({ type: 'exited', detail: 'unit failed/failed, main process status 9', reason: 'killed' }, T0 + 55_000);
+      expect(m.snapshot().crash?.reason).toBe('killed');
+    });
+
+    it('counts activity as progress: a silent but busy compile is not stalled', () => {
+      const m = machine({ compiling: 5 * 60_000 });
+      feed(m, [...start, w(400, 'Dynamo bytecode transform time: 31.42 s')]);
+      for (let t = 460; t <= 1000; t += 60) m.signal({ type: 'activity', detail: 'CPU busy' }, T0 + t * 1000);
+      expect(m.tick(T0 + 1010 * 1000)).toEqual([]);
+      expect(m.tick(T0 + 1400 * 1000)).toMatchObject([{ type: 'stall', phase: 'compiling' }]);
+    });
+
+    it('starts a new attempt on a restart signal', () => {
+      const m = machine();
+      feed(m, start);
+      m.signal({ type: 'restarted', detail: 'new invocation' }, T0 + 90_000);
+      expect(m.snapshot()).toMatchObject({ attempt: 2, phase: 'starting' });
+    });
+  });
 });
+

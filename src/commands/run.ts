@@ -1,0 +1,49 @@
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../config/load.js';
+import { startDaemon } from '../daemon.js';
+import { ModelwatchError } from '../errors.js';
+import { exitCodes, type CommandIO } from './io.js';
+
+/** Usage text of `modelwatch run`. */
+export const runUsage = `usage: modelwatch run -c FILE [--listen HOST:PORT]
+
+Runs the daemon: follows every configured target's logs, health, GPUs, unit and processes,
+and serves /metrics, the API, the readiness gate and the event stream. SIGTERM or SIGINT stops it.
+`;
+
+/** Parses HOST:PORT (IPv6 in brackets: [::1]:9464). */
+export function parseListen(text: string): { host: string; port: number } {
+  const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(text);
+  const port = Number(m?.[3]);
+  if (!m || port > 65535) throw new ModelwatchError('MW_ERR_USAGE', `--listen must be HOST:PORT, not "${text}"`);
+  return { host: m[1] ?? m[2] ?? '127.0.0.1', port };
+}
+
+/** `modelwatch run -c FILE`: the daemon, until SIGTERM or SIGINT. */
+export async function runCommand(args: readonly string[], io: CommandIO): Promise<number> {
+  const { values } = parseArgs({
+    args: [...args],
+    options: { config: { type: 'string', short: 'c' }, listen: { type: 'string' }, help: { type: 'boolean', short: 'h', default: false } },
+    strict: true,
+  });
+  if (values.help) {
+    io.stdout.write(runUsage);
+    return exitCodes.ok;
+  }
+  if (values.config === undefined) throw new ModelwatchError('MW_ERR_USAGE', '-c FILE is required');
+  const config = loadConfig(values.config);
+  const daemon = await startDaemon(config, { listen: values.listen === undefined ? undefined : parseListen(values.listen) });
+  daemon.log.info({ address: daemon.address, targets: [...daemon.targets.keys()] }, 'modelwatch listening');
+  await new Promise<void>((resolve) => {
+    const stop = (sig: NodeJS.Signals): void => {
+      daemon.log.info({ signal: sig }, 'stopping');
+      process.off('SIGTERM', stop);
+      process.off('SIGINT', stop);
+      resolve();
+    };
+    process.on('SIGTERM', stop);
+    process.on('SIGINT', stop);
+  });
+  await daemon.close();
+  return exitCodes.ok;
+}

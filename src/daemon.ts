@@ -1,0 +1,182 @@
+/**
+ * The composition root of `modelwatch run`: builds one runtime per target, starts every source,
+ * routes their observations, ticks stall budgets, and serves the HTTP API. One AbortSignal runs
+ * through every source; close() stops them in order and the server last.
+ */
+import { loadEngineCatalog } from './config/engines.js';
+import type { Config } from './config/schema.js';
+import { EventHub } from './daemon/events.js';
+import { TargetRuntime } from './daemon/target.js';
+import { Metrics } from './metrics/registry.js';
+import { buildServer, type DaemonView, type Log } from './server/server.js';
+import { createCommandSource } from './sources/command.js';
+import { createGpuSource } from './sources/gpu.js';
+import { createHealthSource } from './sources/health.js';
+import { createHostSource } from './sources/host.js';
+import { createJournalSource } from './sources/journal.js';
+import { createLogfileSource } from './sources/logfile.js';
+import { createProcessSource } from './sources/process.js';
+import type { Observation, Source, SourceName } from './sources/source.js';
+import { createUnitSource } from './sources/unit.js';
+import { version } from './version.js';
+
+/** Options of a daemon beyond its configuration. */
+export interface DaemonOptions {
+  /** Overrides `listen` of the configuration. */
+  readonly listen?: { readonly host: string; readonly port: number } | undefined;
+  readonly logLevel?: 'info' | 'debug' | 'warn' | 'error' | false | undefined;
+  /** Binaries of the system tools (tests point them at fakes). */
+  readonly journalctl?: string | undefined;
+  readonly systemctl?: string | undefined;
+  /** How often stall budgets are evaluated; default 1 s. */
+  readonly tickMs?: number | undefined;
+  /** Interval of the unit, process and host sources; default 2 s. */
+  readonly pollMs?: number | undefined;
+}
+
+/** A running daemon. */
+export interface Daemon {
+  /** The address the HTTP server listens on. */
+  readonly address: string;
+  readonly targets: ReadonlyMap<string, TargetRuntime>;
+  readonly log: Log;
+  /** Stops every source and timer, then the server. */
+  close(): Promise<void>;
+}
+
+/** Starts the daemon for a loaded configuration. */
+export async function startDaemon(config: Config, options: DaemonOptions = {}): Promise<Daemon> {
+  const catalog = loadEngineCatalog(config.engines.dirs);
+  const names = Object.keys(config.targets);
+  const used: SourceName[] = ['health', 'process'];
+  for (const t of Object.values(config.targets)) {
+    used.push(t.logs.kind === 'file' ? 'logfile' : t.logs.kind);
+    if (t.logs.kind === 'journal') used.push('unit');
+  }
+  if (config.gpu.enabled) used.push('gpu');
+  used.push('host');
+  const sourceNames = [...new Set(used)];
+  const metrics = new Metrics(version, names, sourceNames);
+  const hub = new EventHub();
+  const startedAt = Date.now();
+  const targets = new Map<string, TargetRuntime>();
+  const sourceState = new Map<string, { up: boolean; error: string | undefined }>();
+
+  const view: DaemonView = {
+    metrics: async () => {
+      for (const t of targets.values()) t.flush();
+      return { text: await metrics.render(), contentType: metrics.contentType };
+    },
+    targets: () => names,
+    status: (name) => targets.get(name)?.status(),
+    readiness: (name) => targets.get(name)?.readiness(),
+    recentEvents: () => hub.recent(),
+    subscribe: (l) => hub.subscribe(l),
+    self: () => ({
+      version,
+      uptimeSeconds: Math.round((Date.now() - startedAt) / 1000),
+      targets: names.length,
+      sources: Object.fromEntries(sourceState),
+    }),
+  };
+  const server = buildServer(view, { logLevel: options.logLevel ?? 'info' });
+  const log = server.log;
+
+  for (const name of names) {
+    const cfg = config.targets[name];
+    if (cfg === undefined) continue;
+    targets.set(
+      name,
+      new TargetRuntime(name, cfg, catalog.compile(cfg.engine), {
+        metrics,
+        publish: (e) => { hub.publish(e); },
+        now: Date.now,
+        log: (level, msg, fields) => {
+          log[level](fields, msg);
+        },
+      }),
+    );
+  }
+
+  const emit = (o: Observation): void => {
+    if (o.kind === 'source') {
+      const key = o.target === undefined ? o.source : `${o.source}:${o.target}`;
+      const prev = sourceState.get(key);
+      sourceState.set(key, { up: o.up, error: o.error });
+      if (prev?.up !== o.up) log[o.up ? 'info' : 'warn']({ source: o.source, target: o.target, error: o.error }, o.up ? 'source up' : 'source down');
+      // One gauge per source kind: down when any instance of that kind is down.
+      const up = [...sourceState].filter(([k]) => k === o.source || k.startsWith(`${o.source}:`)).every(([, v]) => v.up);
+      metrics.setSourceUp(o.source, up);
+    }
+    if (o.kind === 'gpu') for (const g of o.gpus) metrics.setGpu(g);
+    if (o.kind === 'host') metrics.setHost(o);
+    if ('target' in o && o.target !== undefined) targets.get(o.target)?.observe(o);
+    else for (const t of targets.values()) t.observe(o);
+  };
+
+  const controller = new AbortController();
+  const signal = controller.signal;
+  const pollMs = options.pollMs ?? 2000;
+  const sources: Source[] = [];
+  for (const [name, t] of targets) {
+    const cfg = t.config;
+    const logs = cfg.logs;
+    if (logs.kind === 'journal') {
+      sources.push(createJournalSource({ target: name, unit: logs.unit, file: logs.file, directory: logs.directory, journalctl: options.journalctl }));
+      // A unit read from a captured journal file has no live systemd behind it.
+      if (logs.file === undefined && logs.directory === undefined) {
+        sources.push(createUnitSource({ target: name, unit: logs.unit, systemctl: options.systemctl, intervalMs: pollMs }));
+      }
+    } else if (logs.kind === 'file') {
+      sources.push(createLogfileSource({ target: name, path: logs.path }));
+    } else {
+      sources.push(createCommandSource({ target: name, argv: logs.argv }));
+    }
+    sources.push(
+      createHealthSource({
+        target: name,
+        url: cfg.url,
+        path: cfg.healthPath ?? t.profile.healthPath,
+        timeoutMs: config.defaults.health.timeout,
+        intervalMs: () => t.healthIntervalMs(config.defaults.health.intervalLoading, config.defaults.health.intervalReady),
+      }),
+    );
+    sources.push(createProcessSource({ target: name, pid: () => t.mainPid, intervalMs: pollMs }));
+  }
+  if (config.gpu.enabled) sources.push(createGpuSource({ nvidiaSmi: config.gpu.nvidiaSmi, intervalMs: config.gpu.interval }));
+  sources.push(createHostSource({ intervalMs: Math.max(pollMs, 5000) }));
+
+  const running = sources.map((s) =>
+    s.run(emit, signal).catch((err: unknown) => {
+      // A source must never reject; if one does, say so and keep the daemon up.
+      log.error({ source: s.name, err: String(err) }, 'source failed');
+    }),
+  );
+  const ticker = setInterval(() => {
+    const now = Date.now();
+    for (const t of targets.values()) t.tick(now);
+  }, options.tickMs ?? 1000);
+
+  const listenAt = options.listen ?? config.listen;
+  let address: string;
+  try {
+    address = await server.listen(listenAt.host, listenAt.port);
+  } catch (err) {
+    controller.abort();
+    clearInterval(ticker);
+    await Promise.all(running);
+    throw err;
+  }
+
+  return {
+    address,
+    targets,
+    log,
+    close: async () => {
+      controller.abort();
+      clearInterval(ticker);
+      await Promise.all(running);
+      await server.close();
+    },
+  };
+}

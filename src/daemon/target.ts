@@ -1,0 +1,373 @@
+/**
+ * The runtime of one watched target: its phase machine fed by log lines and by the live signals
+ * of the other sources (health, unit, process, GPU), the latest readings, and what the API shows.
+ * No I/O of its own: observations come in, metrics and events go out.
+ */
+import { LineClassifier } from '../classify/classifier.js';
+import { PhaseMachine, type LiveSignal, type MachineEvent } from '../classify/machine.js';
+import type { CompiledProfile } from '../classify/profile.js';
+import type { TargetConfig } from '../config/schema.js';
+import type { Metrics } from '../metrics/registry.js';
+import type { GpuProcess, GpuSample, Observation, SourceName, UnitState } from '../sources/source.js';
+import { lineClasses, type CrashReason, type LineClass, type Phase } from '../types.js';
+import type { DaemonEvent } from './events.js';
+
+/** Where a runtime reports, and its clock. */
+export interface TargetDeps {
+  readonly metrics: Metrics;
+  readonly publish: (e: DaemonEvent) => void;
+  readonly now: () => number;
+  /** Structured log of transitions. */
+  readonly log: (level: 'info' | 'warn', msg: string, fields: Record<string, unknown>) => void;
+}
+
+/** One line kept for crash context. */
+interface KeptLine {
+  readonly at: number;
+  readonly line: string;
+}
+
+/**
+ * How long a crash's reason may still be revised before it is counted: vLLM prints "EngineCore
+ * failed to start." before the traceback that names the cause, and counters cannot be taken back.
+ */
+const crashSettleMs = 1500;
+
+/** How many consecutive failed health checks after ready mean the server went down. */
+const downAfter = 2;
+/** GPU memory change that counts as load progress. */
+const gpuActivityBytes = 64 * 1024 * 1024;
+/** CPU seconds per second of the process tree that count as busy (a silent compile). */
+const busyCpuPerSecond = 0.5;
+const contextLines = 12;
+
+const iso = (ms: number | null | undefined): string | null => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
+
+/** The live state of one target. */
+export class TargetRuntime {
+  private readonly machine: PhaseMachine;
+  private health: { status: number; durationMs: number; at: number; error: string | undefined } | null = null;
+  private failedChecks = 0;
+  private unit: UnitState | null = null;
+  private proc: { pid: number | null; alive: boolean; cpuSeconds: number; rssBytes: number; at: number; pids: readonly number[] } | null = null;
+  private cpuRate: number | null = null;
+  private readonly gpuLast = new Map<number, number>();
+  private readonly gpus = new Map<number, GpuSample>();
+  private readonly gpuByTarget = new Map<string, number>();
+  private readonly sources = new Map<SourceName, { up: boolean; error: string | undefined; at: number }>();
+  private readonly recent: KeptLine[] = [];
+  private crashContext: KeptLine[] = [];
+  private exported: Record<LineClass, number> = { phase: 0, progress: 0, benign: 0, info: 0, warning: 0, error: 0 };
+  private attemptStartedAt: number | null = null;
+  private phaseEnteredAt: number | null = null;
+  private stallInfo: { phase: Phase; silentMs: number; budgetMs: number } | null = null;
+  /** A crash not yet counted in `modelwatch_crashes_total`, and when it happened (wall time). */
+  private uncounted: { reason: CrashReason; seenAt: number } | null = null;
+
+  constructor(
+    readonly name: string,
+    readonly config: TargetConfig,
+    readonly profile: CompiledProfile,
+    private readonly deps: TargetDeps,
+  ) {
+    this.machine = new PhaseMachine(new LineClassifier(profile), { stallBudgetsMs: config.stallBudgets });
+  }
+
+  /** The current phase. */
+  get phase(): Phase {
+    return this.machine.current;
+  }
+
+  /** The main PID of the target's service, when systemd says it. */
+  get mainPid(): number | null {
+    return this.unit?.mainPid ?? null;
+  }
+
+  /** The health-check interval that fits the phase: fast while loading, slower once ready. */
+  healthIntervalMs(loading: number, ready: number): number {
+    return this.phase === 'ready' ? ready : loading;
+  }
+
+  /** Applies one observation meant for this target (or the whole host). */
+  observe(o: Observation): void {
+    const now = this.deps.now();
+    switch (o.kind) {
+      case 'log': {
+        // Live lines without a journal time are stamped on arrival: the server's own clock and
+        // time zone are not ours.
+        const at = o.at ?? now;
+        this.keep(at, o.line);
+        this.handle(this.machine.observeLine(o.line, at));
+        break;
+      }
+      case 'health':
+        this.onHealth(o.status, o.durationMs, o.at, o.error);
+        break;
+      case 'unit':
+        this.onUnit(o.state, o.at);
+        break;
+      case 'process':
+        this.onProcess(o);
+        break;
+      case 'gpu':
+        this.onGpu(o.gpus, o.at);
+        break;
+      case 'gpu_processes':
+        this.onGpuProcesses(o.processes);
+        break;
+      case 'source':
+        this.sources.set(o.source, { up: o.up, error: o.error, at: o.at });
+        break;
+      case 'host':
+        break;
+    }
+  }
+
+  /** Evaluates stall budgets at `now` and exports line counts. */
+  tick(now: number): void {
+    this.handle(this.machine.tick(now));
+    if (this.uncounted !== null && now - this.uncounted.seenAt >= crashSettleMs) this.countCrash();
+    this.flush();
+  }
+
+  private countCrash(): void {
+    if (this.uncounted === null) return;
+    this.deps.metrics.crashed(this.name, this.uncounted.reason);
+    this.uncounted = null;
+  }
+
+  /** Exports the line counts classified since the last flush. */
+  flush(): void {
+    const counts = this.machine.lineCounts();
+    for (const cls of lineClasses) {
+      const delta = counts[cls] - this.exported[cls];
+      if (delta > 0) this.deps.metrics.lines(this.name, cls, delta);
+    }
+    this.exported = { ...counts };
+  }
+
+  /** The readiness gate: ready to serve, and why not when it is not. */
+  readiness(): { ready: boolean; reason: string } {
+    const phase = this.phase;
+    if (phase === 'ready') return { ready: true, reason: 'ready' };
+    if (phase === 'crashed') return { ready: false, reason: `crashed: ${this.machine.snapshot().crash?.reason ?? 'unknown'}` };
+    return { ready: false, reason: phase === 'down' ? 'not started' : `loading (${phase})` };
+  }
+
+  /** Which sources of this target are up. */
+  sourceStatus(): ReadonlyMap<SourceName, { up: boolean; error: string | undefined; at: number }> {
+    return this.sources;
+  }
+
+  /** What `GET /api/v1/targets/:name` shows. */
+  status(): Record<string, unknown> {
+    const s = this.machine.snapshot();
+    const now = this.deps.now();
+    const gpus = [...this.gpus.values()]
+      .filter((g) => this.ownsGpu(g))
+      .map((g) => ({ ...g, targetMemoryBytes: this.gpuByTarget.get(String(g.index)) ?? null }));
+    return {
+      name: this.name,
+      engine: this.profile.name,
+      url: this.config.url,
+      phase: s.phase,
+      since: iso(s.phaseSince),
+      attempt: s.attempt,
+      startedAt: iso(s.startedAt),
+      elapsedSeconds: s.startedAt === null ? null : Math.max(0, Math.round((now - s.startedAt) / 1000)),
+      version: s.version,
+      progress: s.counters,
+      stalled: s.stalled,
+      stall: s.stalled && this.stallInfo ? { ...this.stallInfo, hint: this.stallHint() } : null,
+      lastProgressAt: iso(s.lastProgressAt),
+      ready: this.readiness(),
+      health: this.health === null ? null : { ...this.health, at: iso(this.health.at), up: this.health.status === 200 },
+      gpus,
+      unit: this.unit,
+      process: this.proc === null ? null : { ...this.proc, at: iso(this.proc.at), cpuPerSecond: this.cpuRate },
+      crash: s.crash === null ? null : { ...s.crash, at: iso(s.crash.at), context: this.crashContext.map((l) => l.line) },
+      foretold: s.foretold.map((f) => ({ ...f, at: iso(f.at) })),
+      phases: s.phases.map((p) => ({ phase: p.phase, line: p.line, at: iso(p.at) })),
+      lines: this.machine.lineCounts(),
+      benign: this.machine.benignByRule(),
+      sources: Object.fromEntries([...this.sources].map(([k, v]) => [k, { ...v, at: iso(v.at) }])),
+    };
+  }
+
+  private stallHint(): string {
+    if (this.cpuRate === null) return 'no progress within the stall budget; CPU activity of the server is unknown';
+    return this.cpuRate >= busyCpuPerSecond
+      ? `no log or GPU progress, but the server's processes are busy (${this.cpuRate.toFixed(1)} CPU s/s): likely a long silent step such as a compile`
+      : `no log or GPU progress and the server's processes are idle (${this.cpuRate.toFixed(2)} CPU s/s): likely hung`;
+  }
+
+  private keep(at: number, line: string): void {
+    this.recent.push({ at, line });
+    if (this.recent.length > 400) this.recent.splice(0, 200);
+  }
+
+  private signal(s: LiveSignal, at: number): void {
+    this.handle(this.machine.signal(s, at));
+  }
+
+  private onHealth(status: number, durationMs: number, at: number, error: string | undefined): void {
+    this.health = { status, durationMs, at, error };
+    this.deps.metrics.setHealth(this.name, status, durationMs);
+    if (status === 200) {
+      this.failedChecks = 0;
+      this.signal({ type: 'healthy', detail: `health check ${this.config.healthPath ?? this.profile.healthPath} answered 200` }, at);
+      return;
+    }
+    this.failedChecks++;
+    if (this.phase === 'ready' && this.failedChecks >= downAfter) {
+      const what = status === 0 ? `failed (${error ?? 'connection refused'})` : `answered ${status}`;
+      this.signal({ type: 'down', detail: `health check ${what} ${this.failedChecks} times after ready` }, at);
+    }
+  }
+
+  private onUnit(state: UnitState, at: number): void {
+    const prev = this.unit;
+    this.unit = state;
+    if (state.restarts !== null) this.deps.metrics.setRestarts(this.name, state.restarts);
+    const restarted =
+      prev !== null &&
+      ((state.invocationId !== null && prev.invocationId !== null && state.invocationId !== prev.invocationId) ||
+        (state.mainPid !== null && prev.mainPid !== null && state.mainPid !== prev.mainPid));
+    if (restarted) {
+      this.signal({ type: 'restarted', detail: `unit restarted (invocation ${state.invocationId ?? '?'}, main PID ${state.mainPid ?? '?'})` }, at);
+      return;
+    }
+    if (state.activeState === 'failed' || (prev?.activeState === 'active' && state.activeState === 'inactive')) {
+      const status = state.execMainStatus;
+      // 137 = 128 + SIGKILL, the usual mark of the OOM killer.
+      const reason: CrashReason | undefined = status === 9 || status === 137 ? 'killed' : undefined;
+      this.signal({ type: 'exited', detail: `unit ${state.activeState}/${state.subState}, main process status ${status ?? '?'}`, reason }, at);
+    }
+  }
+
+  private onProcess(o: Extract<Observation, { kind: 'process' }>): void {
+    const prev = this.proc;
+    this.proc = { pid: o.pid, alive: o.alive, cpuSeconds: o.cpuSeconds, rssBytes: o.rssBytes, at: o.at, pids: o.pids };
+    if (o.alive) this.deps.metrics.setCpu(this.name, o.cpuSeconds);
+    if (prev !== null && prev.alive && o.alive && prev.pid === o.pid && o.at > prev.at) {
+      this.cpuRate = Math.max(0, (o.cpuSeconds - prev.cpuSeconds) / ((o.at - prev.at) / 1000));
+      if (this.cpuRate >= busyCpuPerSecond) this.signal({ type: 'activity', detail: 'CPU busy' }, o.at);
+    }
+    // Targets without systemd learn of an exit from the process itself.
+    if (prev?.alive === true && !o.alive && this.config.logs.kind !== 'journal') {
+      this.signal({ type: 'exited', detail: `process ${prev.pid ?? '?'} exited` }, o.at);
+    }
+  }
+
+  private ownsGpu(g: GpuSample): boolean {
+    const sel = this.config.gpus as unknown;
+    if (!Array.isArray(sel)) return true;
+    return (sel as unknown[]).some((x) => x === g.index || x === String(g.index) || x === g.uuid);
+  }
+
+  private onGpu(gpus: readonly GpuSample[], at: number): void {
+    let moved = false;
+    for (const g of gpus) {
+      if (!this.ownsGpu(g)) continue;
+      this.gpus.set(g.index, g);
+      const used = g.memoryUsedBytes;
+      if (used === null) continue;
+      const last = this.gpuLast.get(g.index);
+      if (last === undefined || Math.abs(used - last) >= gpuActivityBytes) {
+        if (last !== undefined) moved = true;
+        this.gpuLast.set(g.index, used);
+      }
+    }
+    if (moved) this.signal({ type: 'activity', detail: 'GPU memory changed' }, at);
+    const lost = gpus.find((g) => this.ownsGpu(g) && g.fault !== null);
+    if (lost && (this.machine.current === 'ready' || ['starting', 'loading_weights', 'compiling', 'warming_up'].includes(this.machine.current))) {
+      this.signal({ type: 'exited', detail: `GPU ${lost.index} (${lost.uuid}) fault: ${lost.fault ?? ''}`, reason: 'gpu_fault' }, at);
+    }
+  }
+
+  private onGpuProcesses(processes: readonly GpuProcess[]): void {
+    const mine = new Set(this.proc?.pids ?? []);
+    if (this.mainPid !== null) mine.add(this.mainPid);
+    const byGpu = new Map<string, number>();
+    for (const p of processes) {
+      if (!mine.has(p.pid) || p.usedBytes === null) continue;
+      const gpu = [...this.gpus.values()].find((g) => g.uuid === p.gpuUuid);
+      const key = gpu === undefined ? p.gpuUuid : String(gpu.index);
+      byGpu.set(key, (byGpu.get(key) ?? 0) + p.usedBytes);
+    }
+    for (const [gpu, bytes] of byGpu) {
+      this.gpuByTarget.set(gpu, bytes);
+      this.deps.metrics.setTargetGpu(this.name, gpu, bytes);
+    }
+  }
+
+  private handle(events: readonly MachineEvent[]): void {
+    for (const e of events) this.apply(e);
+  }
+
+  private apply(e: MachineEvent): void {
+    const m = this.deps.metrics;
+    const s = this.machine.snapshot();
+    const base = { target: this.name, attempt: e.attempt };
+    switch (e.type) {
+      case 'attempt':
+        this.countCrash();
+        this.attemptStartedAt = e.at;
+        this.stallInfo = null;
+        this.crashContext = [];
+        this.deps.publish({ ...base, type: 'attempt', at: iso(e.at) ?? iso(this.deps.now()) ?? '', line: e.line });
+        this.deps.log('info', 'load attempt started', { target: this.name, attempt: e.attempt });
+        break;
+      case 'transition': {
+        if (this.phaseEnteredAt !== null && e.at !== null && e.from !== 'down') m.phaseEnded(this.name, e.from, (e.at - this.phaseEnteredAt) / 1000);
+        this.phaseEnteredAt = e.at;
+        m.setPhase(this.name, e.to, e.at, s.startedAt);
+        m.setReady(this.name, this.readiness().ready);
+        if ((e.to === 'ready' || e.to === 'crashed') && this.attemptStartedAt !== null && e.at !== null) {
+          m.loadEnded(this.name, e.to, (e.at - this.attemptStartedAt) / 1000);
+        }
+        m.setStall(this.name, s.stalled, s.lastProgressAt);
+        this.deps.publish({ ...base, type: 'transition', at: iso(e.at) ?? '', from: e.from, to: e.to, line: e.line });
+        this.deps.log('info', `phase ${e.to}`, { target: this.name, from: e.from, to: e.to, attempt: e.attempt });
+        break;
+      }
+      case 'crash':
+        if (e.revised && this.uncounted !== null) this.uncounted.reason = e.crash.reason;
+        else if (!e.revised) {
+          this.countCrash();
+          this.uncounted = { reason: e.crash.reason, seenAt: this.deps.now() };
+        }
+        this.crashContext = this.contextOf(e.crash.line);
+        this.deps.publish({ ...base, type: 'crash', at: iso(e.crash.at) ?? '', reason: e.crash.reason, line: e.crash.line, hint: e.crash.hint, revised: e.revised });
+        this.deps.log('warn', `crashed: ${e.crash.reason}`, { target: this.name, reason: e.crash.reason, line: e.crash.line });
+        break;
+      case 'foretell':
+        this.deps.publish({ ...base, type: 'foretell', at: iso(e.at) ?? '', reason: e.reason, line: e.line, hint: e.hint });
+        this.deps.log('warn', `heading for ${e.reason}`, { target: this.name, line: e.line });
+        break;
+      case 'stall':
+        this.stallInfo = { phase: e.phase, silentMs: e.silentMs, budgetMs: e.budgetMs };
+        m.setStall(this.name, true, s.lastProgressAt);
+        this.deps.publish({ ...base, type: 'stall', at: iso(e.at) ?? '', phase: e.phase, silentSeconds: Math.round(e.silentMs / 1000), budgetSeconds: Math.round(e.budgetMs / 1000), hint: this.stallHint() });
+        this.deps.log('warn', `stalled in ${e.phase}`, { target: this.name, silentSeconds: Math.round(e.silentMs / 1000) });
+        break;
+      case 'stall_cleared':
+        this.stallInfo = null;
+        m.setStall(this.name, false, s.lastProgressAt);
+        this.deps.publish({ ...base, type: 'stall_cleared', at: iso(e.at) ?? '', phase: e.phase });
+        break;
+    }
+  }
+
+  private contextOf(rootLine: string): KeptLine[] {
+    let i = -1;
+    for (let k = this.recent.length - 1; k >= 0; k--) {
+      if (this.recent[k]?.line.replace(/[\r\n]+$/, '') === rootLine) {
+        i = k;
+        break;
+      }
+    }
+    if (i < 0) return this.recent.slice(-contextLines);
+    return this.recent.slice(Math.max(0, i - contextLines / 2), i + contextLines / 2 + 1);
+  }
+}

@@ -1,0 +1,164 @@
+/**
+ * The Prometheus metrics of modelwatch (names are public: DESIGN.md, Contracts). The only module
+ * that imports prom-client; the daemon calls the semantic setters below and the server renders.
+ */
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { crashReasons, lineClasses, phaseCode, phases, type CrashReason, type LineClass, type Phase } from '../types.js';
+
+/** Buckets for load durations: 30 s to 2 h (1T-parameter loads take 13 to 36 minutes). */
+const loadBuckets = [30, 60, 120, 300, 600, 900, 1200, 1800, 2400, 3600, 5400, 7200];
+/** Buckets for one phase: 5 s to 1 h. */
+const phaseBuckets = [5, 15, 30, 60, 120, 300, 600, 900, 1800, 3600];
+
+/** The metric handles and the setters the daemon uses. */
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly phase = this.gauge('modelwatch_phase', 'Current load phase of a target (1 for the current phase, 0 for the others).', ['target', 'phase']);
+  private readonly phaseCode = this.gauge('modelwatch_phase_code', `Current load phase as a number (${phases.map((p) => `${phaseCode[p]}=${p}`).join(', ')}), for state timelines.`, ['target']);
+  private readonly phaseStarted = this.gauge('modelwatch_phase_started_timestamp_seconds', 'When the current phase was entered (Unix time).', ['target']);
+  private readonly loadStarted = this.gauge('modelwatch_load_started_timestamp_seconds', 'When the current load attempt started (Unix time).', ['target']);
+  private readonly stalled = this.gauge('modelwatch_load_stalled', '1 while the current loading phase has shown no progress for longer than its stall budget.', ['target']);
+  private readonly lastProgress = this.gauge('modelwatch_last_progress_timestamp_seconds', 'When the load last made progress (Unix time).', ['target']);
+  private readonly ready = this.gauge('modelwatch_ready', 'Readiness gate: 1 when the target is ready to serve.', ['target']);
+  private readonly loadDuration = new Histogram({ name: 'modelwatch_load_duration_seconds', help: 'Duration of finished load attempts, from start to ready or crash.', labelNames: ['target', 'outcome'], buckets: loadBuckets, registers: [this.registry] });
+  private readonly phaseDuration = new Histogram({ name: 'modelwatch_phase_duration_seconds', help: 'Duration of finished load phases.', labelNames: ['target', 'phase'], buckets: phaseBuckets, registers: [this.registry] });
+  private readonly crashes = new Counter({ name: 'modelwatch_crashes_total', help: 'Crashed load attempts by root-cause reason.', labelNames: ['target', 'reason'], registers: [this.registry] });
+  private readonly logLines = new Counter({ name: 'modelwatch_log_lines_total', help: 'Log lines read, by class.', labelNames: ['target', 'class'], registers: [this.registry] });
+  private readonly healthUp = this.gauge('modelwatch_health_up', '1 when the last health check answered 200.', ['target']);
+  private readonly healthCode = this.gauge('modelwatch_health_status_code', 'HTTP status of the last health check (0: refused or failed).', ['target']);
+  private readonly healthDuration = this.gauge('modelwatch_health_duration_seconds', 'Duration of the last health check.', ['target']);
+  private readonly gpuUsed = this.gauge('modelwatch_gpu_memory_used_bytes', 'GPU memory used (nvidia-smi).', ['gpu', 'uuid', 'name']);
+  private readonly gpuTotal = this.gauge('modelwatch_gpu_memory_total_bytes', 'GPU memory total (nvidia-smi).', ['gpu', 'uuid', 'name']);
+  private readonly gpuUtil = this.gauge('modelwatch_gpu_utilization_ratio', 'GPU utilization, 0 to 1 (nvidia-smi).', ['gpu', 'uuid', 'name']);
+  private readonly targetGpu = this.gauge('modelwatch_target_gpu_memory_used_bytes', "GPU memory used by a target's processes.", ['target', 'gpu']);
+  private readonly cpu = new Counter({ name: 'modelwatch_process_cpu_seconds_total', help: "CPU time of a target's process tree.", labelNames: ['target'], registers: [this.registry] });
+  private readonly restarts = new Counter({ name: 'modelwatch_unit_restarts_total', help: 'Restarts of a target unit seen by systemd (NRestarts).', labelNames: ['target'], registers: [this.registry] });
+  private readonly diskRead = new Counter({ name: 'modelwatch_host_disk_read_bytes_total', help: 'Bytes read from the host disks.', registers: [this.registry] });
+  private readonly hostMemUsed = this.gauge('modelwatch_host_memory_used_bytes', 'Host memory in use.', []);
+  private readonly hostMemTotal = this.gauge('modelwatch_host_memory_total_bytes', 'Host memory total.', []);
+  private readonly hostLoad = this.gauge('modelwatch_host_load1', 'Host load average over one minute.', []);
+  private readonly sourceUp = this.gauge('modelwatch_source_up', '1 when a source of modelwatch observes normally.', ['source']);
+  private readonly buildInfo = this.gauge('modelwatch_build_info', 'modelwatch build information (always 1).', ['version']);
+  private readonly cpuSeen = new Map<string, number>();
+  private readonly restartsSeen = new Map<string, number>();
+  private diskSeen: number | undefined;
+
+  constructor(version: string, targets: readonly string[], sources: readonly string[]) {
+    this.buildInfo.set({ version }, 1);
+    for (const target of targets) {
+      this.setPhase(target, 'down', null, null);
+      for (const reason of crashReasons) this.crashes.inc({ target, reason }, 0);
+      for (const cls of lineClasses) this.logLines.inc({ target, class: cls }, 0);
+      this.stalled.set({ target }, 0);
+      this.ready.set({ target }, 0);
+      this.healthUp.set({ target }, 0);
+      this.cpu.inc({ target }, 0);
+      this.restarts.inc({ target }, 0);
+    }
+    for (const source of sources) this.sourceUp.set({ source }, 1);
+    this.diskRead.inc(0);
+  }
+
+  private gauge<L extends string>(name: string, help: string, labelNames: readonly L[]): Gauge<L> {
+    return new Gauge({ name, help, labelNames, registers: [this.registry] });
+  }
+
+  /** The target entered `phase` at `since` (ms); `loadStart` is the attempt's start (ms). */
+  setPhase(target: string, phase: Phase, since: number | null, loadStart: number | null): void {
+    for (const p of phases) this.phase.set({ target, phase: p }, p === phase ? 1 : 0);
+    this.phaseCode.set({ target }, phaseCode[phase]);
+    if (since !== null) this.phaseStarted.set({ target }, since / 1000);
+    if (loadStart !== null) this.loadStarted.set({ target }, loadStart / 1000);
+  }
+
+  /** A phase of a target ended after `seconds`. */
+  phaseEnded(target: string, phase: Phase, seconds: number): void {
+    this.phaseDuration.observe({ target, phase }, seconds);
+  }
+
+  /** A load attempt ended (`ready` or `crashed`) after `seconds`. */
+  loadEnded(target: string, outcome: 'ready' | 'crashed', seconds: number): void {
+    this.loadDuration.observe({ target, outcome }, seconds);
+  }
+
+  /** A load attempt crashed. */
+  crashed(target: string, reason: CrashReason): void {
+    this.crashes.inc({ target, reason });
+  }
+
+  /** Adds classified log lines. */
+  lines(target: string, cls: LineClass, n: number): void {
+    if (n > 0) this.logLines.inc({ target, class: cls }, n);
+  }
+
+  /** The stall flag and the last progress time (ms) of a target. */
+  setStall(target: string, stalled: boolean, lastProgressAt: number | null): void {
+    this.stalled.set({ target }, stalled ? 1 : 0);
+    if (lastProgressAt !== null) this.lastProgress.set({ target }, lastProgressAt / 1000);
+  }
+
+  /** The readiness gate of a target. */
+  setReady(target: string, ready: boolean): void {
+    this.ready.set({ target }, ready ? 1 : 0);
+  }
+
+  /** The last health check of a target. */
+  setHealth(target: string, status: number, durationMs: number): void {
+    this.healthUp.set({ target }, status === 200 ? 1 : 0);
+    this.healthCode.set({ target }, status);
+    this.healthDuration.set({ target }, durationMs / 1000);
+  }
+
+  /** One GPU's sample; null values are left unset (nvidia-smi printed a placeholder). */
+  setGpu(gpu: { index: number; uuid: string; name: string; memoryUsedBytes: number | null; memoryTotalBytes: number | null; utilization: number | null }): void {
+    const labels = { gpu: String(gpu.index), uuid: gpu.uuid, name: gpu.name };
+    if (gpu.memoryUsedBytes !== null) this.gpuUsed.set(labels, gpu.memoryUsedBytes);
+    if (gpu.memoryTotalBytes !== null) this.gpuTotal.set(labels, gpu.memoryTotalBytes);
+    if (gpu.utilization !== null) this.gpuUtil.set(labels, gpu.utilization);
+  }
+
+  /** GPU memory held by a target's processes on one GPU. */
+  setTargetGpu(target: string, gpu: string, bytes: number): void {
+    this.targetGpu.set({ target, gpu }, bytes);
+  }
+
+  /** CPU seconds of a target's process tree (a reading; the counter adds what grew, and restarts from a new tree). */
+  setCpu(target: string, cpuSeconds: number): void {
+    const prev = this.cpuSeen.get(target);
+    if (prev !== undefined && cpuSeconds > prev) this.cpu.inc({ target }, cpuSeconds - prev);
+    this.cpuSeen.set(target, cpuSeconds);
+  }
+
+  /** systemd's NRestarts for a target (a reading). */
+  setRestarts(target: string, restarts: number): void {
+    const prev = this.restartsSeen.get(target);
+    if (prev !== undefined && restarts > prev) this.restarts.inc({ target }, restarts - prev);
+    this.restartsSeen.set(target, restarts);
+  }
+
+  /** Host-wide readings. */
+  setHost(h: { diskReadBytesTotal: number | null; memoryUsedBytes: number | null; memoryTotalBytes: number | null; load1: number | null }): void {
+    if (h.diskReadBytesTotal !== null) {
+      if (this.diskSeen !== undefined && h.diskReadBytesTotal > this.diskSeen) this.diskRead.inc(h.diskReadBytesTotal - this.diskSeen);
+      this.diskSeen = h.diskReadBytesTotal;
+    }
+    if (h.memoryUsedBytes !== null) this.hostMemUsed.set(h.memoryUsedBytes);
+    if (h.memoryTotalBytes !== null) this.hostMemTotal.set(h.memoryTotalBytes);
+    if (h.load1 !== null) this.hostLoad.set(h.load1);
+  }
+
+  /** Whether a source observes normally. */
+  setSourceUp(source: string, up: boolean): void {
+    this.sourceUp.set({ source }, up ? 1 : 0);
+  }
+
+  /** The exposition text. */
+  render(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  /** The exposition content type. */
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+}

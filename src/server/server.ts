@@ -1,0 +1,130 @@
+/**
+ * The HTTP side of modelwatch (DESIGN.md, Contracts: HTTP). The only module that imports fastify.
+ * It only reads: metrics, target status, the readiness gate and the event stream.
+ */
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { DaemonEvent } from '../daemon/events.js';
+
+/** What the server reads from the daemon. */
+export interface DaemonView {
+  /** Prometheus exposition and its content type; brings counters up to date first. */
+  metrics(): Promise<{ text: string; contentType: string }>;
+  targets(): readonly string[];
+  status(name: string): Record<string, unknown> | undefined;
+  readiness(name: string): { ready: boolean; reason: string } | undefined;
+  recentEvents(): readonly DaemonEvent[];
+  subscribe(listener: (e: DaemonEvent) => void): () => void;
+  /** The daemon's own health: its sources and uptime. */
+  self(): Record<string, unknown>;
+}
+
+/** The structured logger the daemon uses (fastify's pino instance). */
+export interface Log {
+  info(fields: Record<string, unknown>, msg: string): void;
+  warn(fields: Record<string, unknown>, msg: string): void;
+  error(fields: Record<string, unknown>, msg: string): void;
+}
+
+/** Options of the server. */
+export interface ServerOptions {
+  /** false for tests; otherwise pino's level. */
+  readonly logLevel: 'info' | 'debug' | 'warn' | 'error' | false;
+  /** SSE keep-alive comment interval. */
+  readonly keepAliveMs?: number;
+}
+
+const htmlEscape = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** The HTTP server of the daemon, before and after it listens. */
+export interface HttpServer {
+  readonly log: Log;
+  /** Starts listening; resolves to the address (http://host:port). */
+  listen(host: string, port: number): Promise<string>;
+  close(): Promise<void>;
+}
+
+/** Builds the server (not listening yet); its logger is fastify's pino instance. */
+export function buildServer(view: DaemonView, options: ServerOptions): HttpServer {
+  return wrap(buildApp(view, options));
+}
+
+function wrap(app: FastifyInstance): HttpServer {
+  return {
+    log: {
+      info: (fields, msg) => {
+        app.log.info(fields, msg);
+      },
+      warn: (fields, msg) => {
+        app.log.warn(fields, msg);
+      },
+      error: (fields, msg) => {
+        app.log.error(fields, msg);
+      },
+    },
+    listen: (host, port) => app.listen({ host, port }),
+    close: () => app.close(),
+  };
+}
+
+function buildApp(view: DaemonView, options: ServerOptions): FastifyInstance {
+  const app = Fastify({ logger: options.logLevel === false ? false : { level: options.logLevel } });
+
+  app.get('/metrics', async (_req, reply) => {
+    const m = await view.metrics();
+    return reply.type(m.contentType).send(m.text);
+  });
+
+  app.get('/healthz', () => ({ status: 'ok', ...view.self() }));
+
+  app.get('/api/v1/targets', () => ({
+    targets: view.targets().map((name) => {
+      const s = view.status(name) ?? {};
+      return { name, engine: s['engine'], phase: s['phase'], since: s['since'], stalled: s['stalled'], ready: s['ready'], crash: s['crash'] === null ? null : (s['crash'] as { reason?: string } | undefined)?.reason ?? null };
+    }),
+  }));
+
+  app.get<{ Params: { name: string } }>('/api/v1/targets/:name', (req, reply) => {
+    const s = view.status(req.params.name);
+    if (s === undefined) return reply.code(404).send({ error: `no target "${req.params.name}"` });
+    return s;
+  });
+
+  app.get<{ Params: { name: string } }>('/api/v1/targets/:name/ready', (req, reply) => {
+    const r = view.readiness(req.params.name);
+    if (r === undefined) return reply.code(404).send({ error: `no target "${req.params.name}"` });
+    return reply.code(r.ready ? 200 : 503).send(r);
+  });
+
+  app.get('/api/v1/events', (req, reply) => {
+    reply.hijack();
+    const res = reply.raw;
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+    const send = (e: DaemonEvent): void => {
+      res.write(`event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
+    };
+    for (const e of view.recentEvents()) send(e);
+    const unsubscribe = view.subscribe(send);
+    const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), options.keepAliveMs ?? 15_000);
+    req.raw.on('close', () => {
+      clearInterval(keepAlive);
+      unsubscribe();
+    });
+  });
+
+  app.get('/', (_req, reply) => {
+    const rows = view
+      .targets()
+      .map((name) => {
+        const s = view.status(name) ?? {};
+        const crash = s['crash'] as { reason: string; line: string } | null | undefined;
+        return `<tr><td>${htmlEscape(name)}</td><td>${htmlEscape(String(s['phase']))}</td><td>${s['stalled'] === true ? 'STALLED' : ''}</td><td>${crash ? `${htmlEscape(crash.reason)}: <code>${htmlEscape(crash.line)}</code>` : ''}</td></tr>`;
+      })
+      .join('\n');
+    return reply
+      .type('text/html; charset=utf-8')
+      .send(`<!doctype html><html><head><meta charset="utf-8"><meta http-equiv="refresh" content="5"><title>modelwatch</title></head><body><h1>modelwatch</h1><table><tr><th>target</th><th>phase</th><th>stall</th><th>crash</th></tr>\n${rows}\n</table><p><a href="/metrics">metrics</a> · <a href="/api/v1/targets">API</a></p></body></html>`);
+  });
+
+  return app;
+}
+

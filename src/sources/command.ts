@@ -1,0 +1,88 @@
+/**
+ * The command source: a target's log comes from a long-lived command's stdout (`docker logs -f
+ * NAME`, `kubectl logs -f POD`). The command runs from an argv array, never through a shell, and is
+ * restarted with backoff whenever it exits. Note that such commands usually replay their history
+ * when restarted: the phase machine sees the attempt again from its start.
+ */
+import { follow, type ExecExit } from './exec.js';
+import { backoffMs, sleep, type Emit, type Source } from './source.js';
+
+/** Options of the command source. */
+export interface CommandSourceOptions {
+  /** The watched target the lines belong to. */
+  readonly target: string;
+  /** The command and its arguments; argv[0] is a path or a name looked up in PATH. */
+  readonly argv: readonly string[];
+  /** Extra environment of the command. */
+  readonly env?: Readonly<Record<string, string>> | undefined;
+  /** First restart delay in ms (doubles per quick exit); default 500. */
+  readonly backoffBaseMs?: number | undefined;
+  /** Longest restart delay in ms; default 30000. */
+  readonly backoffCapMs?: number | undefined;
+  /** A command alive this long without output counts as up; default 1000 ms. */
+  readonly upAfterMs?: number | undefined;
+  /** A command that ran this long resets the backoff; default 10000 ms. */
+  readonly stableAfterMs?: number | undefined;
+}
+
+function exitText(argv0: string, exit: ExecExit): string {
+  if (exit.error !== undefined) return `${argv0} could not start: ${exit.error}`;
+  const how = exit.signal !== null ? `killed by ${exit.signal}` : `exited with code ${exit.code ?? '?'}`;
+  const err = exit.stderr.trim().split('\n').slice(-3).join(' | ');
+  return err === '' ? `${argv0} ${how}` : `${argv0} ${how}: ${err}`;
+}
+
+/**
+ * Creates the command source. `run` emits a `log` observation per stdout line (`at` undefined:
+ * the classifier reads the line's own time), a `source` observation up when the command reads and
+ * down (with why) each time it exits, and restarts it with backoff until the signal aborts.
+ */
+export function createCommandSource(options: CommandSourceOptions): Source {
+  const { target, argv } = options;
+  const baseMs = options.backoffBaseMs ?? 500;
+  const capMs = options.backoffCapMs ?? 30_000;
+  const upAfterMs = options.upAfterMs ?? 1000;
+  const stableAfterMs = options.stableAfterMs ?? 10_000;
+  const argv0 = argv[0] ?? '';
+
+  async function runSource(emit: Emit, signal: AbortSignal): Promise<void> {
+    let attempt = 0;
+    let up = false;
+    // A call, not a property read: the flag changes across the awaits in the loop.
+    const stopped = (): boolean => signal.aborted;
+    const setUp = (value: boolean, error?: string): void => {
+      if (value && up) return;
+      up = value;
+      emit({ kind: 'source', source: 'command', target, at: Date.now(), up: value, ...(error !== undefined ? { error } : {}) });
+    };
+    while (!signal.aborted) {
+      const startedAt = Date.now();
+      let running = true;
+      const upTimer = setTimeout(() => { if (running) setUp(true); }, upAfterMs);
+      const exit = await follow({ argv, env: options.env }, {
+        signal,
+        onLine: (line) => {
+          if (!up) setUp(true);
+          emit({ kind: 'log', target, at: undefined, line });
+        },
+      });
+      running = false;
+      clearTimeout(upTimer);
+      if (stopped()) break;
+      setUp(false, exitText(argv0, exit));
+      if (Date.now() - startedAt >= stableAfterMs) attempt = 0;
+      await sleep(backoffMs(attempt++, baseMs, capMs), signal);
+    }
+  }
+
+  return {
+    name: 'command',
+    async run(emit: Emit, signal: AbortSignal): Promise<void> {
+      try {
+        await runSource(emit, signal);
+      } catch (err) {
+        emit({ kind: 'source', source: 'command', target, at: Date.now(), up: false, error: (err as Error).message });
+      }
+    },
+  };
+}

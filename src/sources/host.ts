@@ -1,0 +1,81 @@
+/**
+ * The host source: host-wide disk reads, memory and load, the context of a load (weights stream
+ * from disk; a page cache filling up; a host swapping). The only module that imports
+ * systeminformation.
+ */
+import { loadavg } from 'node:os';
+import si from 'systeminformation';
+import { backoffMs, sleep, type Emit, type Source } from './source.js';
+
+/** Options of {@link createHostSource}. */
+export interface HostSourceOptions {
+  readonly intervalMs: number;
+}
+
+/** One host sample; a value the host cannot give is null. */
+export interface HostSample {
+  readonly diskReadBytesTotal: number | null;
+  readonly memoryUsedBytes: number | null;
+  readonly memoryTotalBytes: number | null;
+  readonly load1: number | null;
+}
+
+function finite(n: unknown): number | null {
+  return typeof n === 'number' && Number.isFinite(n) ? n : null;
+}
+
+/**
+ * Takes one sample. Disk reads are `si.fsStats().rx`: bytes read since boot from the block
+ * devices that hold mounted file systems (sectors × 512 from /proc/diskstats; `si.disksIO()` only
+ * counts requests, not bytes). systeminformation reports a failed read as 0, so 0 becomes null.
+ * Used memory is total minus available (what `free` calls used plus what cannot be reclaimed),
+ * not total minus free: reading hundreds of GB of weights fills the page cache, which is free to
+ * take back. Never rejects.
+ */
+export async function sampleHost(): Promise<HostSample> {
+  const [fs, mem] = await Promise.all([si.fsStats().catch(() => null), si.mem().catch(() => null)]);
+  const rx = finite(fs?.rx);
+  const total = finite(mem?.total);
+  const available = finite(mem?.available);
+  const load = loadavg()[0];
+  return {
+    diskReadBytesTotal: rx === null || rx <= 0 ? null : rx,
+    memoryUsedBytes: total !== null && available !== null && total > 0 ? total - available : null,
+    memoryTotalBytes: total !== null && total > 0 ? total : null,
+    // Windows has no load average and reports 0.
+    load1: process.platform === 'win32' ? null : finite(load),
+  };
+}
+
+/**
+ * A source that samples the host every `intervalMs` and emits `host` observations. A sample with
+ * no value at all is source down (retried with backoff), never a crash.
+ */
+export function createHostSource(options: HostSourceOptions): Source {
+  return {
+    name: 'host',
+    async run(emit: Emit, signal: AbortSignal): Promise<void> {
+      let failures = 0;
+      let lastUp: boolean | undefined;
+      // A call, not a property read: TypeScript would keep `aborted` narrowed across the awaits.
+      const stopped = (): boolean => signal.aborted;
+      while (!signal.aborted) {
+        const sample = await sampleHost();
+        if (stopped()) break;
+        const any = sample.diskReadBytesTotal !== null || sample.memoryTotalBytes !== null || sample.load1 !== null;
+        if (any) {
+          failures = 0;
+          if (lastUp !== true) emit({ kind: 'source', source: 'host', at: Date.now(), up: true });
+          lastUp = true;
+          emit({ kind: 'host', at: Date.now(), ...sample });
+          await sleep(options.intervalMs, signal);
+        } else {
+          if (lastUp !== false) emit({ kind: 'source', source: 'host', at: Date.now(), up: false, error: 'no host statistics available' });
+          lastUp = false;
+          failures += 1;
+          await sleep(Math.max(options.intervalMs, backoffMs(failures - 1, options.intervalMs, Math.max(60_000, options.intervalMs))), signal);
+        }
+      }
+    },
+  };
+}

@@ -1,0 +1,252 @@
+/**
+ * The unit source: polls `systemctl show` for a target's systemd unit (state, main PID,
+ * invocation id, restarts, environment) and emits `unit` observations. Secrets in the unit's
+ * environment are redacted while parsing, so they never leave this module.
+ */
+import { ModelwatchError } from '../errors.js';
+import { run } from './exec.js';
+import { backoffMs, sleep, type Emit, type Source, type UnitState } from './source.js';
+
+/** The properties the unit source asks systemctl for. */
+export const unitProperties = [
+  'LoadState',
+  'ActiveState',
+  'SubState',
+  'MainPID',
+  'InvocationID',
+  'NRestarts',
+  'ExecMainStatus',
+  'ExecMainStartTimestamp',
+  'Environment',
+] as const;
+
+/** What replaces the value of a secret environment variable. */
+export const redacted = '<redacted>';
+
+const unitNamePattern = /^[A-Za-z0-9:_.\\@-]+$/;
+
+/**
+ * True for a name systemctl can only read as a unit name: unit-name characters only (systemd's
+ * `\x2d` escapes included), at most 256 of them, and no leading `-` (which systemctl would parse
+ * as an option).
+ */
+export function isValidUnitName(name: string): boolean {
+  return name.length > 0 && name.length <= 256 && !name.startsWith('-') && unitNamePattern.test(name);
+}
+
+// Names of variables whose values are credentials (HF_TOKEN, OPENAI_API_KEY, AWS_SECRET_ACCESS_KEY,
+// DB_PASSWORD, ...). Over-redacting is harmless: configuration checks only read tuning variables.
+const secretName = /TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|PRIVATE_?KEY|ACCESS_?KEY|CREDENTIAL|AUTH/i;
+// Values that are credentials whatever the name: Hugging Face and OpenAI-style keys.
+const secretValue = /^(hf_[A-Za-z0-9]{20,}|sk-[A-Za-z0-9_-]{20,})$/;
+
+/** True when an environment variable's value must not leave modelwatch. */
+export function isSecret(name: string, value: string): boolean {
+  return secretName.test(name) || secretValue.test(value);
+}
+
+const cEscapes: Readonly<Record<string, string>> = { n: '\n', t: '\t', r: '\r', a: '\x07', b: '\b', f: '\f', v: '\v', e: '\x1b' };
+
+/** Reads one backslash escape at `s[i]` (just after the backslash); returns the text and the next index. */
+function unescape(s: string, i: number, cStyle: boolean): [string, number] {
+  const c = s[i];
+  if (c === undefined) return ['\\', i];
+  if (cStyle) {
+    const simple = cEscapes[c];
+    if (simple !== undefined) return [simple, i + 1];
+    const hex = /^x([0-9a-fA-F]{2})/.exec(s.slice(i));
+    if (hex?.[1] !== undefined) return [String.fromCharCode(parseInt(hex[1], 16)), i + 3];
+    const oct = /^([0-7]{3})/.exec(s.slice(i));
+    if (oct?.[1] !== undefined) return [String.fromCharCode(parseInt(oct[1], 8)), i + 4];
+  }
+  return [c, i + 1];
+}
+
+/**
+ * Splits the value of `systemctl show -p Environment` into its entries. systemd prints each entry
+ * through `shell_maybe_quote()`: bare when it needs no quoting, else in double quotes with `"`, `\`,
+ * `` ` `` and `$` backslash-escaped (`"HF_HOME=/data/hf cache"`). Single quotes and `$'...'` (C
+ * escapes) are accepted too, for other printers of the same format.
+ */
+export function splitSystemdWords(value: string): string[] {
+  const words: string[] = [];
+  let i = 0;
+  while (i < value.length) {
+    while (i < value.length && /\s/.test(value[i] ?? '')) i++;
+    if (i >= value.length) break;
+    let word = '';
+    while (i < value.length && !/\s/.test(value[i] ?? '')) {
+      const c = value[i] ?? '';
+      if (c === '"' || c === "'" || (c === '$' && value[i + 1] === "'")) {
+        const cStyle = c === '$';
+        const quote = cStyle ? "'" : c;
+        i += cStyle ? 2 : 1;
+        while (i < value.length && value[i] !== quote) {
+          if (value[i] === '\\' && quote !== "'") [word, i] = appendEscape(word, value, i + 1, false);
+          else if (value[i] === '\\' && cStyle) [word, i] = appendEscape(word, value, i + 1, true);
+          else word += value[i++] ?? '';
+        }
+        i++;
+      } else if (c === '\\') {
+        [word, i] = appendEscape(word, value, i + 1, false);
+      } else {
+        word += c;
+        i++;
+      }
+    }
+    words.push(word);
+  }
+  return words;
+}
+
+function appendEscape(word: string, s: string, i: number, cStyle: boolean): [string, number] {
+  const [text, next] = unescape(s, i, cStyle);
+  return [word + text, next];
+}
+
+/** Parses an `Environment=` value into variables, with secret values replaced by {@link redacted}. */
+export function parseEnvironment(value: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const word of splitSystemdWords(value)) {
+    const eq = word.indexOf('=');
+    if (eq <= 0) continue;
+    const name = word.slice(0, eq);
+    const v = word.slice(eq + 1);
+    env[name] = isSecret(name, v) ? redacted : v;
+  }
+  return env;
+}
+
+const timestampPattern = /^(?:\w{3} )?(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(\.\d{1,6})?(?: (\S+))?$/;
+
+/**
+ * Parses a systemd timestamp: `Mon 2026-11-30 09:00:00 UTC` (also with microseconds, or `@SECONDS`
+ * from `--timestamp=unix`) to ms since the epoch. `n/a`, empty, and time zones other than UTC/GMT
+ * give null: the unit source runs systemctl with TZ=UTC so that zone abbreviations never need
+ * guessing.
+ */
+export function parseSystemdTimestamp(text: string): number | null {
+  const t = text.trim();
+  if (t === '' || t === 'n/a' || t === '0') return null;
+  const unix = /^@(\d+(?:\.\d+)?)$/.exec(t);
+  if (unix?.[1] !== undefined) return Math.round(Number(unix[1]) * 1000);
+  const m = timestampPattern.exec(t);
+  if (!m) return null;
+  const zone = m[8];
+  if (zone !== undefined && zone !== 'UTC' && zone !== 'GMT' && zone !== 'Z') return null;
+  const [y, mo, d, h, mi, s] = [m[1], m[2], m[3], m[4], m[5], m[6]].map(Number) as [number, number, number, number, number, number];
+  const ms = m[7] === undefined ? 0 : Math.floor(Number(m[7]) * 1000);
+  const at = Date.UTC(y, mo - 1, d, h, mi, s, ms);
+  return Number.isFinite(at) ? at : null;
+}
+
+function intOrNull(text: string | undefined): number | null {
+  if (text === undefined || !/^-?\d+$/.test(text.trim())) return null;
+  return Number(text.trim());
+}
+
+/** `KEY=VALUE` lines of `systemctl show` as a map (the first `=` splits; the last duplicate wins). */
+export function parseShowLines(text: string): Map<string, string> {
+  const props = new Map<string, string>();
+  for (const line of text.split('\n')) {
+    const eq = line.indexOf('=');
+    if (eq <= 0) continue;
+    props.set(line.slice(0, eq), line.slice(eq + 1).replace(/\r$/, ''));
+  }
+  return props;
+}
+
+/**
+ * Parses the output of `systemctl show UNIT -p ActiveState,SubState,MainPID,InvocationID,
+ * NRestarts,ExecMainStatus,ExecMainStartTimestamp,Environment` (lines in any order; systemctl
+ * prints them in D-Bus order, not the order asked). MainPID 0 and an empty InvocationID become
+ * null; secrets in Environment are redacted.
+ */
+export function parseSystemctlShow(text: string): UnitState {
+  const p = parseShowLines(text);
+  const mainPid = intOrNull(p.get('MainPID'));
+  const invocation = p.get('InvocationID')?.trim() ?? '';
+  return {
+    activeState: p.get('ActiveState')?.trim() ?? '',
+    subState: p.get('SubState')?.trim() ?? '',
+    mainPid: mainPid === null || mainPid <= 0 ? null : mainPid,
+    invocationId: invocation === '' ? null : invocation,
+    restarts: intOrNull(p.get('NRestarts')),
+    execMainStatus: intOrNull(p.get('ExecMainStatus')),
+    startedAt: parseSystemdTimestamp(p.get('ExecMainStartTimestamp') ?? ''),
+    environment: parseEnvironment(p.get('Environment') ?? ''),
+  };
+}
+
+/** Options of {@link createUnitSource}. */
+export interface UnitSourceOptions {
+  readonly target: string;
+  /** The systemd unit, like `vllm.service`. */
+  readonly unit: string;
+  /** The systemctl binary; default `systemctl` (from PATH). */
+  readonly systemctl?: string | undefined;
+  /** Extra arguments before `show` (`--user`, `-H host`). */
+  readonly systemctlArgs?: readonly string[] | undefined;
+  readonly intervalMs: number;
+  /** Limit of one systemctl call; default 5000 ms. */
+  readonly timeoutMs?: number | undefined;
+}
+
+/** The argv of one poll. */
+export function systemctlArgv(unit: string, systemctl = 'systemctl', extra: readonly string[] = []): string[] {
+  return [systemctl, ...extra, 'show', '--no-pager', `--property=${unitProperties.join(',')}`, unit];
+}
+
+function lastLine(text: string): string {
+  return text.trim().split('\n').pop()?.trim() ?? '';
+}
+
+/**
+ * A source that runs `systemctl show` every `intervalMs` and emits a `unit` observation per
+ * successful poll. A failed poll (missing binary, no systemd, timeout, unknown unit) emits a
+ * `source` observation with up false and retries with backoff; up true is emitted on the first
+ * success and on recovery. Throws a configuration error at once for an invalid unit name.
+ */
+export function createUnitSource(options: UnitSourceOptions): Source {
+  if (!isValidUnitName(options.unit)) {
+    throw new ModelwatchError('MW_ERR_CONFIG_INVALID', `target ${options.target}: invalid systemd unit name ${JSON.stringify(options.unit)}`);
+  }
+  const argv = systemctlArgv(options.unit, options.systemctl ?? 'systemctl', options.systemctlArgs ?? []);
+  const timeoutMs = options.timeoutMs ?? 5000;
+  return {
+    name: 'unit',
+    async run(emit: Emit, signal: AbortSignal): Promise<void> {
+      let failures = 0;
+      let lastUp: boolean | undefined;
+      let lastError: string | undefined;
+      const report = (up: boolean, error?: string): void => {
+        if (up === lastUp && error === lastError) return;
+        lastUp = up;
+        lastError = error;
+        emit({ kind: 'source', source: 'unit', target: options.target, at: Date.now(), up, error });
+      };
+      // A call, not a property read: TypeScript would keep `aborted` narrowed across the awaits.
+      const stopped = (): boolean => signal.aborted;
+      while (!signal.aborted) {
+        // TZ=UTC makes systemctl print timestamps in UTC; zone abbreviations are ambiguous.
+        const result = await run({ argv, env: { TZ: 'UTC', SYSTEMD_PAGER: 'cat' } }, { timeoutMs, maxBytes: 1 << 20, signal });
+        if (stopped()) break;
+        let error: string | undefined;
+        if (result.error !== undefined) error = `${argv[0] ?? 'systemctl'}: ${result.error}`;
+        else if (result.timedOut) error = `systemctl timed out after ${timeoutMs} ms`;
+        else if (result.code !== 0) error = `systemctl exited with ${result.code ?? result.signal ?? '?'}: ${lastLine(result.stderr)}`;
+        else if (parseShowLines(result.stdout).get('LoadState') === 'not-found') error = `unit ${options.unit} not found`;
+        if (error === undefined) {
+          failures = 0;
+          report(true);
+          emit({ kind: 'unit', target: options.target, at: Date.now(), state: parseSystemctlShow(result.stdout) });
+          await sleep(options.intervalMs, signal);
+        } else {
+          report(false, error);
+          failures += 1;
+          await sleep(Math.max(options.intervalMs, backoffMs(failures - 1, options.intervalMs, Math.max(30_000, options.intervalMs))), signal);
+        }
+      }
+    },
+  };
+}

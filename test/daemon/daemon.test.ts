@@ -1,0 +1,172 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { request } from 'undici';
+import { afterEach, describe, expect, it } from 'vitest';
+import { validateConfigText } from '../../src/config/load.js';
+import type { Config } from '../../src/config/schema.js';
+import { startDaemon, type Daemon } from '../../src/daemon.js';
+import { startSimServer, type SimServer } from '../../src/sim/server.js';
+import { buildJournal, haveJournalTools, type JournalEntry } from '../support/journal.js';
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()?.();
+});
+
+async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 8000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function get(url: string): Promise<{ status: number; text: string }> {
+  const res = await request(url);
+  return { status: res.statusCode, text: await res.body.text() };
+}
+
+function config(yaml: string): Config {
+  const r = validateConfigText(yaml, 'test.yaml');
+  if (r.config === undefined) throw new Error(`bad test config: ${JSON.stringify(r.problems)}`);
+  return r.config;
+}
+
+/** A vLLM worker line as journald stores it. */
+const vllm = (proc: string, level: string, text: string): string => `(${proc}) ${level} 11-30 09:00:00 [x.py:1] ${text}`;
+
+interface Rig {
+  daemon: Daemon;
+  sim: SimServer;
+  journalDir: string;
+  append(messages: readonly string[]): void;
+  metrics(): Promise<string>;
+  target(): Promise<Record<string, unknown>>;
+}
+
+async function rig(options: { gpu?: string; budgets?: string } = {}): Promise<Rig> {
+  const journalDir = mkdtempSync(join(tmpdir(), 'mw-daemon-'));
+  const sim = await startSimServer({ mode: 'loading' });
+  cleanups.push(() => sim.close());
+  let t = Date.now();
+  const append = (messages: readonly string[]): void => {
+    const entries: JournalEntry[] = messages.map((message) => ({ message, at: (t += 1), unit: 'vllm.service', invocation: 'a1b2c3d4e5f60718293a4b5c6d7e8f90' }));
+    buildJournal(entries, journalDir);
+  };
+  append(['Started vllm.service - vLLM server.', vllm('APIServer pid=1', 'INFO', "non-default args: {'model': 'moonshotai/Kimi-K2.5', 'tensor_parallel_size': 8}")]);
+  const cfg = config(`
+${options.gpu ?? 'gpu: { enabled: false }'}
+defaults: { health: { intervalLoading: 100ms, intervalReady: 100ms, timeout: 1s } }
+targets:
+  kimi:
+    engine: vllm
+    url: ${sim.url}
+    logs: { journal: { unit: vllm.service, file: ${join(journalDir, 'capture.journal')} } }
+${options.budgets ?? ''}`);
+  const daemon = await startDaemon(cfg, { listen: { host: '127.0.0.1', port: 0 }, logLevel: false, tickMs: 100, pollMs: 200 });
+  cleanups.push(() => daemon.close());
+  return {
+    daemon,
+    sim,
+    journalDir,
+    append,
+    metrics: async () => (await get(`${daemon.address}/metrics`)).text,
+    target: async () => JSON.parse((await get(`${daemon.address}/api/v1/targets/kimi`)).text) as Record<string, unknown>,
+  };
+}
+
+describe.runIf(haveJournalTools)('modelwatch run (daemon end to end, time compressed)', () => {
+  it('follows a TP=8 vLLM load from the journal to ready, with phases in order and the gate open', async () => {
+    const r = await rig();
+    await until('starting', async () => ((await r.target())['phase'] === 'starting' ? true : undefined));
+    expect((await get(`${r.daemon.address}/api/v1/targets/kimi/ready`)).status).toBe(503);
+    r.append([
+      vllm('Worker_TP0 pid=415', 'INFO', 'Starting to load model moonshotai/Kimi-K2.5...'),
+      ...Array.from({ length: 8 }, (_, i) => `(Worker_TP0 pid=415) \rLoading safetensors checkpoint shards: ${Math.round(((i + 1) / 8) * 100)}% Completed | ${i + 1}/8 [00:10<00:00, 1.2s/it]`),
+      vllm('Worker_TP0 pid=415', 'INFO', 'Dynamo bytecode transform time: 31.42 s'),
+      vllm('EngineCore pid=281', 'INFO', 'No available shared memory broadcast block found in 60 seconds. This typically happens when some processes are hanging or doing some time-consuming work (e.g. compilation, weight/kv cache quantization).'),
+      vllm('EngineCore pid=281', 'INFO', 'GPU KV cache size: 1,402,624 tokens'),
+      vllm('APIServer pid=1', 'INFO', 'Starting vLLM server on http://0.0.0.0:8000'),
+    ]);
+    await r.sim.setMode('ready');
+    await until('ready', async () => ((await r.target())['phase'] === 'ready' ? true : undefined));
+    const t = await r.target();
+    expect((t['phases'] as { phase: string }[]).map((p) => p.phase)).toEqual(['starting', 'loading_weights', 'compiling', 'warming_up', 'ready']);
+    expect(t['progress']).toMatchObject({ weight_shards: { done: 8, total: 8 } });
+    expect((await get(`${r.daemon.address}/api/v1/targets/kimi/ready`)).status).toBe(200);
+    const m = await r.metrics();
+    expect(m).toContain('modelwatch_phase{target="kimi",phase="ready"} 1');
+    expect(m).toContain('modelwatch_ready{target="kimi"} 1');
+    expect(m).toContain('modelwatch_health_up{target="kimi"} 1');
+    expect(m).toMatch(/modelwatch_log_lines_total\{target="kimi",class="benign"\} 1/);
+    expect(m).toMatch(/modelwatch_load_duration_seconds_count\{target="kimi",outcome="ready"\} 1/);
+  });
+
+  it('ends crashed with version_mismatch and the flashinfer line as root cause', async () => {
+    const r = await rig();
+    const cause = vllm('Worker_TP0 pid=415', 'ERROR', 'RuntimeError: flashinfer-cubin version (0.6.3) does not match flashinfer-python version (0.6.4). Please install the same version of both packages.');
+    r.append([
+      vllm('Worker_TP0 pid=415', 'INFO', 'Starting to load model moonshotai/Kimi-K2.5...'),
+      vllm('Worker_TP0 pid=415', 'ERROR', 'WorkerProc failed to start.'),
+      vllm('Worker_TP0 pid=415', 'ERROR', 'Traceback (most recent call last):'),
+      cause,
+      vllm('EngineCore pid=281', 'ERROR', 'EngineCore failed to start.'),
+      vllm('APIServer pid=1', 'INFO', "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {'EngineCore': 1}"),
+    ]);
+    const crash = await until('crash', async () => ((await r.target())['crash'] as { reason: string; line: string; context: string[] } | null) ?? undefined);
+    expect(crash).toMatchObject({ reason: 'version_mismatch', line: cause });
+    expect(crash.context).toContain(cause);
+    // Counted once the reason has settled (the cause may follow the consequential line).
+    await until('crash counted', async () => ((await r.metrics()).includes('modelwatch_crashes_total{target="kimi",reason="version_mismatch"} 1') ? true : undefined));
+    expect(await r.metrics()).toContain('modelwatch_crashes_total{target="kimi",reason="unknown"} 0');
+    expect((await get(`${r.daemon.address}/api/v1/targets/kimi/ready`)).text).toContain('crashed: version_mismatch');
+  });
+
+  it('flags a load that only repeats the broadcast wait as stalled within its budget, never crashed', async () => {
+    const r = await rig({ budgets: '    stallBudgets: { compiling: 1s }' });
+    r.append([vllm('Worker_TP0 pid=415', 'INFO', 'Dynamo bytecode transform time: 31.42 s')]);
+    await until('compiling', async () => ((await r.target())['phase'] === 'compiling' ? true : undefined));
+    const shm = vllm('EngineCore pid=281', 'INFO', 'No available shared memory broadcast block found in 60 seconds.');
+    const start = Date.now();
+    const stalled = await until('stalled', async () => {
+      r.append([shm]);
+      const t = await r.target();
+      return t['stalled'] === true ? t : undefined;
+    });
+    expect(Date.now() - start).toBeLessThan(4000);
+    expect(stalled['phase']).toBe('compiling');
+    expect(stalled['crash']).toBeNull();
+    expect(await r.metrics()).toContain('modelwatch_load_stalled{target="kimi"} 1');
+    r.append([vllm('Worker_TP0 pid=415', 'INFO', 'Compiling a graph for compile range (1, 8192) takes 203.58 s')]);
+    await until('stall cleared', async () => ((await r.target())['stalled'] === false ? true : undefined));
+  });
+
+  it('keeps serving with the GPU source down when nvidia-smi is missing', async () => {
+    const r = await rig({ gpu: 'gpu: { enabled: true, nvidiaSmi: /nonexistent/nvidia-smi, interval: 200ms }' });
+    await until('gpu source down', async () => ((await r.metrics()).includes('modelwatch_source_up{source="gpu"} 0') ? true : undefined));
+    const health = JSON.parse((await get(`${r.daemon.address}/healthz`)).text) as { status: string; sources: Record<string, { up: boolean; error: string }> };
+    expect(health.status).toBe('ok');
+    expect(health.sources['gpu']).toMatchObject({ up: false, error: expect.stringMatching(/ENOENT|not found|nvidia-smi/) as string });
+    await until('the load still followed', async () => ((await r.target())['phase'] === 'starting' ? true : undefined));
+  });
+
+  it('streams transitions as server-sent events', async () => {
+    const r = await rig();
+    const res = await request(`${r.daemon.address}/api/v1/events`);
+    expect(res.headers['content-type']).toContain('text/event-stream');
+    let seen = '';
+    const reading = (async () => {
+      for await (const chunk of res.body) {
+        seen += (chunk as Buffer).toString();
+        if (seen.includes('"to":"loading_weights"')) break;
+      }
+    })();
+    r.append([vllm('Worker_TP0 pid=415', 'INFO', 'Starting to load model moonshotai/Kimi-K2.5...')]);
+    await reading;
+    expect(seen).toContain('event: transition');
+    res.body.destroy();
+  });
+});
