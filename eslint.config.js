@@ -10,6 +10,8 @@ const fences = [
   { name: 'prom-client', owner: 'src/metrics/registry.ts' },
   { name: 'fastify', owner: 'src/server/server.ts' },
   { name: 'better-sqlite3', owner: 'src/history/database.ts' },
+  { name: 'systeminformation', owner: 'src/sources/host.ts' },
+  { name: 'undici', owner: 'src/sources/health.ts' },
 ];
 
 const restricted = (except) =>

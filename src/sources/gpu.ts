@@ -36,7 +36,7 @@ export interface GpuSourceOptions {
   readonly env?: Readonly<Record<string, string>> | undefined;
 }
 
-// A child's output lines that are not samples are kept to explain a failure; the last few suffice.
+// Lines that are not samples are kept to explain a failure; the last few suffice.
 const keepMessages = 8;
 // The timestamp nvidia-smi prints is the host's clock; one far from ours is not trusted.
 const maxClockSkewMs = 60_000;
@@ -67,6 +67,8 @@ export function createGpuSource(options: GpuSourceOptions): Source {
           flowed = true;
           attempt = 0;
         }
+        // Only what nvidia-smi printed after its last good sample can explain a failure.
+        messages.length = 0;
         if (up !== true) {
           up = true;
           emit({ kind: 'source', source: 'gpu', at: now, up: true });

@@ -3,6 +3,7 @@
  * from disk; a page cache filling up; a host swapping). The only module that imports
  * systeminformation.
  */
+import { readdir, readFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import si from 'systeminformation';
 import { backoffMs, sleep, type Emit, type Source } from './source.js';
@@ -25,21 +26,40 @@ function finite(n: unknown): number | null {
 }
 
 /**
- * Takes one sample. Disk reads are `si.fsStats().rx`: bytes read since boot from the block
- * devices that hold mounted file systems (sectors × 512 from /proc/diskstats; `si.disksIO()` only
- * counts requests, not bytes). systeminformation reports a failed read as 0, so 0 becomes null.
+ * Bytes read since boot from the host's whole disks: sectors read × 512 from /proc/diskstats, for
+ * the devices listed in /sys/block (partitions would count twice; loop and RAM devices are not
+ * disks). Read directly: systeminformation's fsStats() runs `lsblk | grep` through a shell.
+ * Null when the kernel files cannot be read.
+ */
+export async function diskReadBytes(procRoot = '/proc', sysBlock = '/sys/block'): Promise<number | null> {
+  try {
+    const [stats, disks] = await Promise.all([readFile(`${procRoot}/diskstats`, 'utf8'), readdir(sysBlock)]);
+    const whole = new Set(disks.filter((d) => !/^(loop|ram|zram)\d/.test(d)));
+    let sectors = 0;
+    for (const line of stats.split('\n')) {
+      const f = line.trim().split(/\s+/);
+      if (f.length > 5 && whole.has(f[2] ?? '')) sectors += Number(f[5]);
+    }
+    return Number.isFinite(sectors) ? sectors * 512 : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Takes one sample. Disk reads come from {@link diskReadBytes}.
  * Used memory is total minus available (what `free` calls used plus what cannot be reclaimed),
  * not total minus free: reading hundreds of GB of weights fills the page cache, which is free to
  * take back. Never rejects.
  */
 export async function sampleHost(): Promise<HostSample> {
-  const [fs, mem] = await Promise.all([si.fsStats().catch(() => null), si.mem().catch(() => null)]);
-  const rx = finite(fs?.rx);
+  // si.mem() reads /proc/meminfo itself on Linux (no child process).
+  const [rx, mem] = await Promise.all([diskReadBytes(), si.mem().catch(() => null)]);
   const total = finite(mem?.total);
   const available = finite(mem?.available);
   const load = loadavg()[0];
   return {
-    diskReadBytesTotal: rx === null || rx <= 0 ? null : rx,
+    diskReadBytesTotal: rx,
     memoryUsedBytes: total !== null && available !== null && total > 0 ? total - available : null,
     memoryTotalBytes: total !== null && total > 0 ? total : null,
     // Windows has no load average and reports 0.

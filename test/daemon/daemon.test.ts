@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
@@ -40,6 +40,8 @@ const vllm = (proc: string, level: string, text: string): string => `(${proc}) $
 
 interface Rig {
   daemon: Daemon;
+  /** Stops the daemon and starts a fresh one on the same configuration (modelwatch restarted). */
+  restart(): Promise<void>;
   sim: SimServer;
   journalDir: string;
   append(messages: readonly string[]): void;
@@ -66,16 +68,24 @@ targets:
     url: ${sim.url}
     logs: { journal: { unit: vllm.service, file: ${join(journalDir, 'capture.journal')} } }
 ${options.budgets ?? ''}`);
-  const daemon = await startDaemon(cfg, { listen: { host: '127.0.0.1', port: 0 }, logLevel: false, tickMs: 100, pollMs: 200 });
-  cleanups.push(() => daemon.close());
-  return {
-    daemon,
+  const start = async (): Promise<Daemon> => {
+    const d = await startDaemon(cfg, { listen: { host: '127.0.0.1', port: 0 }, logLevel: false, tickMs: 100, pollMs: 200 });
+    cleanups.push(() => d.close());
+    return d;
+  };
+  const rigged: Rig = {
+    daemon: await start(),
+    restart: async () => {
+      await rigged.daemon.close();
+      rigged.daemon = await start();
+    },
     sim,
     journalDir,
     append,
-    metrics: async () => (await get(`${daemon.address}/metrics`)).text,
-    target: async () => JSON.parse((await get(`${daemon.address}/api/v1/targets/kimi`)).text) as Record<string, unknown>,
+    metrics: async () => (await get(`${rigged.daemon.address}/metrics`)).text,
+    target: async () => JSON.parse((await get(`${rigged.daemon.address}/api/v1/targets/kimi`)).text) as Record<string, unknown>,
   };
+  return rigged;
 }
 
 describe.runIf(haveJournalTools)('modelwatch run (daemon end to end, time compressed)', () => {
@@ -97,7 +107,10 @@ describe.runIf(haveJournalTools)('modelwatch run (daemon end to end, time compre
     expect((t['phases'] as { phase: string }[]).map((p) => p.phase)).toEqual(['starting', 'loading_weights', 'compiling', 'warming_up', 'ready']);
     expect(t['progress']).toMatchObject({ weight_shards: { done: 8, total: 8 } });
     expect((await get(`${r.daemon.address}/api/v1/targets/kimi/ready`)).status).toBe(200);
-    const m = await r.metrics();
+    const m = await until('health seen', async () => {
+      const text = await r.metrics();
+      return text.includes('modelwatch_health_up{target="kimi"} 1') ? text : undefined;
+    });
     expect(m).toContain('modelwatch_phase{target="kimi",phase="ready"} 1');
     expect(m).toContain('modelwatch_ready{target="kimi"} 1');
     expect(m).toContain('modelwatch_health_up{target="kimi"} 1');
@@ -151,6 +164,62 @@ describe.runIf(haveJournalTools)('modelwatch run (daemon end to end, time compre
     expect(health.status).toBe('ok');
     expect(health.sources['gpu']).toMatchObject({ up: false, error: expect.stringMatching(/ENOENT|not found|nvidia-smi/) as string });
     await until('the load still followed', async () => ((await r.target())['phase'] === 'starting' ? true : undefined));
+  });
+
+  it('rebuilds the current attempt from the journal when modelwatch restarts mid-load', async () => {
+    const r = await rig();
+    r.append([
+      vllm('Worker_TP0 pid=415', 'INFO', 'Starting to load model moonshotai/Kimi-K2.5...'),
+      '(Worker_TP0 pid=415) \rLoading safetensors checkpoint shards:  50% Completed | 32/64 [06:00<06:00, 11s/it]',
+    ]);
+    const before = await until('loading', async () => {
+      const t = await r.target();
+      return t['phase'] === 'loading_weights' && (t['progress'] as Record<string, unknown>)['weight_shards'] !== undefined ? t : undefined;
+    });
+    await r.restart();
+    const after = await until('rebuilt', async () => {
+      const t = await r.target();
+      return t['phase'] === 'loading_weights' && (t['progress'] as Record<string, unknown>)['weight_shards'] !== undefined ? t : undefined;
+    });
+    expect(after['attempt']).toBe(1);
+    expect(after['startedAt']).toBe(before['startedAt']);
+    expect(after['progress']).toMatchObject({ weight_shards: { done: 32, total: 64 } });
+    expect((after['phases'] as { phase: string; at: string }[]).map((p) => p.phase)).toEqual(['starting', 'loading_weights']);
+  });
+
+  it('exports per-GPU memory of an 8-GPU host from nvidia-smi and counts its growth as progress', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mw-smi-'));
+    const scenario = join(dir, 'scenario.json');
+    writeFileSync(scenario, JSON.stringify({
+      gpuCount: 8,
+      name: 'NVIDIA H200',
+      memoryTotalMiB: 143771,
+      timeline: [{ memoryUsedMiB: 1, utilizationPercent: 0 }, ...Array.from({ length: 30 }, (_, i) => ({ memoryUsedMiB: 4000 * (i + 1), utilizationPercent: 20 }))],
+    }));
+    process.env['FAKE_NVIDIA_SMI_SCENARIO'] = scenario;
+    cleanups.push(() => {
+      delete process.env['FAKE_NVIDIA_SMI_SCENARIO'];
+      return Promise.resolve();
+    });
+    const fake = join(import.meta.dirname, '..', 'fakes', 'nvidia-smi');
+    const r = await rig({ gpu: `gpu: { enabled: true, nvidiaSmi: ${fake}, interval: 100ms }` });
+    const m = await until('8 GPUs exported', async () => {
+      const text = await r.metrics();
+      return (text.match(/^modelwatch_gpu_memory_used_bytes\{/gm) ?? []).length === 8 ? text : undefined;
+    });
+    expect(m).toContain('modelwatch_gpu_memory_total_bytes{gpu="7",uuid="GPU-5d3b2a1c-6e7f-4a8b-9c0d-1e2f3a4b5c07",name="NVIDIA H200"} 150754820096');
+    expect(m).toContain('modelwatch_source_up{source="gpu"} 1');
+    const t = await r.target();
+    expect((t['gpus'] as unknown[]).length).toBe(8);
+  });
+
+  it('serves metrics that promtool accepts', async () => {
+    const r = await rig();
+    await until('starting', async () => ((await r.target())['phase'] === 'starting' ? true : undefined));
+    const { spawnSync } = await import('node:child_process');
+    if (spawnSync('promtool', ['--version']).status !== 0) return;
+    const res = spawnSync('promtool', ['check', 'metrics'], { input: await r.metrics(), encoding: 'utf8' });
+    expect(res.stdout + res.stderr).toBe('');
   });
 
   it('streams transitions as server-sent events', async () => {

@@ -19,6 +19,8 @@ describe('import fences (one module per outside dependency)', () => {
     ['prom-client', 'src/metrics/registry.ts'],
     ['fastify', 'src/server/server.ts'],
     ['better-sqlite3', 'src/history/database.ts'],
+    ['systeminformation', 'src/sources/host.ts'],
+    ['undici', 'src/sources/health.ts'],
   ])('%s may be imported by %s only', async (module, owner) => {
     const code = `import x from '${module}';\nexport const y = x;\n`;
     expect(await messages(owner, code)).toEqual([]);

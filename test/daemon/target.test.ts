@@ -1,0 +1,100 @@
+import { describe, expect, it } from 'vitest';
+import { validateConfigText } from '../../src/config/load.js';
+import type { DaemonEvent } from '../../src/daemon/events.js';
+import { TargetRuntime } from '../../src/daemon/target.js';
+import { Metrics } from '../../src/metrics/registry.js';
+import type { GpuSample, UnitState } from '../../src/sources/source.js';
+import { profileOf } from '../support/engine.js';
+
+const T0 = Date.parse('2026-11-30T09:00:00Z');
+
+function runtime(logs = 'logs: { journal: { unit: vllm.service } }') {
+  const r = validateConfigText(`targets:\n  kimi:\n    engine: vllm\n    url: http://127.0.0.1:8000\n    ${logs}\n    stallBudgets: { compiling: 5m }\n`, 't.yaml');
+  if (r.config === undefined) throw new Error(String(r.problems));
+  const cfg = r.config.targets['kimi'];
+  if (cfg === undefined) throw new Error('no target');
+  const metrics = new Metrics('test', ['kimi'], ['journal']);
+  const events: DaemonEvent[] = [];
+  let now = T0;
+  const t = new TargetRuntime('kimi', cfg, profileOf('vllm'), { metrics, publish: (e) => events.push(e), now: () => now, log: () => undefined });
+  const line = (sec: number, text: string) => t.observe({ kind: 'log', target: 'kimi', at: T0 + sec * 1000, line: text });
+  const at = (sec: number) => {
+    now = T0 + sec * 1000;
+    return now;
+  };
+  return { t, metrics, events, line, at };
+}
+
+const unit = (over: Partial<UnitState>): UnitState => ({
+  activeState: 'active', subState: 'running', mainPid: 4242, invocationId: 'inv-1', restarts: 0, execMainStatus: 0, startedAt: T0, environment: {}, ...over,
+});
+const gpu = (index: number, usedGiB: number, fault: string | null = null): GpuSample => ({
+  index, uuid: `GPU-${index}`, name: 'NVIDIA H200', memoryUsedBytes: usedGiB * 2 ** 30, memoryTotalBytes: 141 * 2 ** 30, utilization: 0.5, fault,
+});
+
+describe('TargetRuntime', () => {
+  it('crashes when the unit fails, naming the cause from the logs', () => {
+    const { t, line, at } = runtime();
+    t.observe({ kind: 'unit', target: 'kimi', at: at(0), state: unit({}) });
+    line(1, 'INFO 11-30 09:00:01 [x.py:1] Starting to load model moonshotai/Kimi-K2.5...');
+    line(30, 'ERROR 11-30 09:00:30 [x.py:1] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 7.83 GiB.');
+    t.observe({ kind: 'unit', target: 'kimi', at: at(31), state: unit({ activeState: 'failed', subState: 'failed', mainPid: null, execMainStatus: 1 }) });
+    expect(t.status()).toMatchObject({ phase: 'crashed', crash: { reason: 'cuda_oom' } });
+  });
+
+  it('reads a SIGKILL exit status as killed when the logs say nothing', () => {
+    const { t, line, at } = runtime();
+    t.observe({ kind: 'unit', target: 'kimi', at: at(0), state: unit({}) });
+    line(1, 'INFO 11-30 09:00:01 [x.py:1] Starting to load model moonshotai/Kimi-K2.5...');
+    t.observe({ kind: 'unit', target: 'kimi', at: at(40), state: unit({ activeState: 'failed', subState: 'failed', mainPid: null, execMainStatus: 9 }) });
+    expect(t.status()).toMatchObject({ phase: 'crashed', crash: { reason: 'killed' } });
+  });
+
+  it('starts a new attempt when the invocation changes', () => {
+    const { t, line, at, events } = runtime();
+    t.observe({ kind: 'unit', target: 'kimi', at: at(0), state: unit({}) });
+    line(1, 'INFO 11-30 09:00:01 [x.py:1] Starting to load model moonshotai/Kimi-K2.5...');
+    t.observe({ kind: 'unit', target: 'kimi', at: at(60), state: unit({ invocationId: 'inv-2', mainPid: 5000, restarts: 1 }) });
+    expect(t.status()).toMatchObject({ attempt: 2, phase: 'starting' });
+    expect(events.filter((e) => e.type === 'attempt')).toHaveLength(2);
+  });
+
+  it('takes health 200 as ready and two failed checks after ready as down', () => {
+    const { t, line, at } = runtime();
+    line(1, 'INFO 11-30 09:00:01 [x.py:1] Starting to load model moonshotai/Kimi-K2.5...');
+    t.observe({ kind: 'health', target: 'kimi', at: at(2), status: 0, durationMs: 1, error: 'ECONNREFUSED' });
+    expect(t.phase).toBe('loading_weights');
+    t.observe({ kind: 'health', target: 'kimi', at: at(600), status: 200, durationMs: 2 });
+    expect(t.readiness()).toEqual({ ready: true, reason: 'ready' });
+    t.observe({ kind: 'health', target: 'kimi', at: at(620), status: 503, durationMs: 2 });
+    expect(t.phase).toBe('ready');
+    t.observe({ kind: 'health', target: 'kimi', at: at(640), status: 503, durationMs: 2 });
+    expect(t.status()).toMatchObject({ phase: 'crashed', crash: { line: expect.stringContaining('answered 503 2 times') as string } });
+  });
+
+  it('counts GPU memory growth and a busy process tree as progress, and says which in the stall hint', async () => {
+    const { t, line, at, metrics } = runtime();
+    t.observe({ kind: 'unit', target: 'kimi', at: at(0), state: unit({}) });
+    line(1, 'INFO 11-30 09:00:01 [x.py:1] Dynamo bytecode transform time: 31.42 s');
+    for (let s = 60; s <= 400; s += 60) t.observe({ kind: 'gpu', at: at(s), gpus: [gpu(0, s / 10), gpu(1, s / 10)] });
+    t.tick(at(500));
+    expect(t.status()['stalled']).toBe(false);
+    t.tick(at(800));
+    expect(t.status()).toMatchObject({ stalled: true, stall: { phase: 'compiling', hint: expect.stringContaining('unknown') as string } });
+    t.observe({ kind: 'process', target: 'kimi', at: at(810), pid: 4242, alive: true, cpuSeconds: 100, rssBytes: 1e9, pids: [4242, 4243] });
+    t.observe({ kind: 'process', target: 'kimi', at: at(820), pid: 4242, alive: true, cpuSeconds: 180, rssBytes: 1e9, pids: [4242, 4243] });
+    expect(t.status()['stalled']).toBe(false);
+    t.observe({ kind: 'gpu_processes', at: at(821), processes: [{ pid: 4243, gpuUuid: 'GPU-1', usedBytes: 70 * 2 ** 30 }, { pid: 999, gpuUuid: 'GPU-0', usedBytes: 5 }] });
+    const text = await metrics.render();
+    expect(text).toContain('modelwatch_target_gpu_memory_used_bytes{target="kimi",gpu="1"} 75161927680');
+    expect(text).not.toContain('modelwatch_target_gpu_memory_used_bytes{target="kimi",gpu="0"}');
+    expect(text).toContain('modelwatch_process_cpu_seconds_total{target="kimi"} 80');
+  });
+
+  it('crashes with gpu_fault when one of its GPUs is lost', () => {
+    const { t, line, at } = runtime();
+    line(1, 'INFO 11-30 09:00:01 [x.py:1] Starting to load model moonshotai/Kimi-K2.5...');
+    t.observe({ kind: 'gpu', at: at(30), gpus: [gpu(0, 10), gpu(1, 10, 'GPU is lost')] });
+    expect(t.status()).toMatchObject({ phase: 'crashed', crash: { reason: 'gpu_fault', line: expect.stringContaining('GPU 1') as string } });
+  });
+});
