@@ -17,7 +17,7 @@ function runtime(logs = 'logs: { journal: { unit: vllm.service } }') {
   const events: DaemonEvent[] = [];
   let now = T0;
   const t = new TargetRuntime('kimi', cfg, profileOf('vllm'), { metrics, publish: (e) => events.push(e), now: () => now, log: () => undefined });
-  const line = (sec: number, text: string) => t.observe({ kind: 'log', target: 'kimi', at: T0 + sec * 1000, line: text });
+  const line = (sec: number, text: string) => { t.observe({ kind: 'log', target: 'kimi', at: T0 + sec * 1000, line: text }); };
   const at = (sec: number) => {
     now = T0 + sec * 1000;
     return now;
