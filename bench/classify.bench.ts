@@ -13,6 +13,7 @@ import { PhaseMachine } from '../src/classify/machine.js';
 import { loadEngineCatalog } from '../src/config/engines.js';
 import { readCapture } from '../src/replay/input.js';
 import { replayFile } from '../src/replay/replay.js';
+import { measureDetectLatency } from './detect-latency.js';
 import { generateVllmLines } from './generate.js';
 import { minimalMtailProgram, mtailProgram } from './mtail-program.js';
 
@@ -22,6 +23,7 @@ const { values } = parseArgs({
     lines: { type: 'string', default: '1000000' },
     runs: { type: 'string', default: '5' },
     'mtail-lines': { type: 'string', default: '100000' },
+    'detect-samples': { type: 'string', default: '50' },
   },
 });
 const count = Number(values.lines);
@@ -110,6 +112,10 @@ try {
     log('mtail is not installed: no comparison (apt-get install mtail)');
   }
 
+  // Live detection: crash line appended to a followed journal -> /metrics shows crashed.
+  const detect = await measureDetectLatency(Number(values['detect-samples']));
+  if (detect) log(`detect latency: p50 ${detect.p50} ms, p99 ${detect.p99} ms over ${detect.samples.length} crashes`);
+
   const classify = median(classifyRates);
   const replay = median(replayRates);
   const result = {
@@ -126,6 +132,8 @@ try {
     mtail_lines: mtailLines,
     mtail_minimal_lines_per_sec: mtailMinimalRate === null ? null : Math.round(mtailMinimalRate),
     rules: profile.rules.length,
+    detect_latency_ms_p50: detect?.p50 ?? null,
+    detect_latency_ms_p99: detect?.p99 ?? null,
   };
   if (values.json) process.stdout.write(`${JSON.stringify(result)}\n`);
   else process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
