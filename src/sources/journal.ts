@@ -200,8 +200,10 @@ export function createJournalSource(options: JournalSourceOptions): JournalSourc
         }
         resolved = true;
       }
+      // `-f` implies `-n 10`, and with --after-cursor that cuts the catch-up to ten entries (seen
+      // with systemd 252): say `-n all` every time something is to be caught up.
       const start =
-        lastCursor !== undefined ? [`--after-cursor=${lastCursor}`] : backlog ? ['-n', 'all'] : ['-n', '0'];
+        lastCursor !== undefined ? ['-n', 'all', `--after-cursor=${lastCursor}`] : backlog ? ['-n', 'all'] : ['-n', '0'];
       const argv = [journalctl, ...where, '-u', options.unit, '-o', 'json', '-a', '-f', '--no-pager', ...start];
       const startedAt = Date.now();
       let running = true;

@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
@@ -211,6 +211,38 @@ describe.runIf(haveJournalTools)('modelwatch run (daemon end to end, time compre
     expect(m).toContain('modelwatch_source_up{source="gpu"} 1');
     const t = await r.target();
     expect((t['gpus'] as unknown[]).length).toBe(8);
+  });
+
+  it('loses and repeats no line when journalctl is killed mid-load', async () => {
+    const r = await rig();
+    const total = (t: Record<string, unknown>): number => Object.values(t['lines'] as Record<string, number>).reduce((a, b) => a + b, 0);
+    const pidsOfJournalctl = (): number[] =>
+      readdirSync('/proc')
+        .filter((p) => /^\d+$/.test(p))
+        .filter((p) => {
+          try {
+            return readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(r.journalDir) && readFileSync(`/proc/${p}/comm`, 'utf8').startsWith('journalctl');
+          } catch {
+            return false;
+          }
+        })
+        .map(Number);
+    let sent = 2; // the rig's first two entries
+    await until('first lines', async () => (total(await r.target()) === sent ? true : undefined));
+    for (let round = 0; round < 3; round++) {
+      const batch = Array.from({ length: 40 }, (_, i) => vllm('Worker_TP0 pid=415', 'INFO', `round ${round} line ${i}`));
+      r.append(batch.slice(0, 20));
+      const victims = await until('journalctl running', () => {
+        const p = pidsOfJournalctl();
+        return p.length > 0 ? p : undefined;
+      });
+      for (const pid of victims) process.kill(pid, 'SIGKILL');
+      r.append(batch.slice(20));
+      sent += batch.length;
+      await until(`round ${round} read`, async () => (total(await r.target()) >= sent ? true : undefined), 15_000);
+    }
+    await new Promise((res) => setTimeout(res, 300));
+    expect(total(await r.target())).toBe(sent);
   });
 
   it('serves metrics that promtool accepts', async () => {
