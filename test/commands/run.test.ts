@@ -31,7 +31,7 @@ describe.runIf(haveJournalTools)('modelwatch run (the process)', () => {
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => { resolve(code); }));
     try {
       const deadline = Date.now() + 15_000;
       let status = 0;
