@@ -18,4 +18,5 @@ COPY --from=build /app/dist ./dist
 COPY --from=build /app/config ./config
 USER node
 ENTRYPOINT ["node", "/app/dist/cli.js"]
-CMD ["--help"]
+CMD ["run", "-c", "/etc/modelwatch/modelwatch.yaml", "--listen", "0.0.0.0:9464"]
+EXPOSE 9464

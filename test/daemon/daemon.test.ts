@@ -38,6 +38,24 @@ function config(yaml: string): Config {
 /** A vLLM worker line as journald stores it. */
 const vllm = (proc: string, level: string, text: string): string => `(${proc}) ${level} 11-30 09:00:00 [x.py:1] ${text}`;
 
+/** Points nvidia-smi at the faithful fake with an 8×H200 host whose memory grows; returns the gpu config line. */
+function fakeGpus(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'mw-smi-'));
+  const scenario = join(dir, 'scenario.json');
+  writeFileSync(scenario, JSON.stringify({
+    gpuCount: 8,
+    name: 'NVIDIA H200',
+    memoryTotalMiB: 143771,
+    timeline: [{ memoryUsedMiB: 1, utilizationPercent: 0 }, ...Array.from({ length: 30 }, (_, i) => ({ memoryUsedMiB: 4000 * (i + 1), utilizationPercent: 20 }))],
+  }));
+  process.env['FAKE_NVIDIA_SMI_SCENARIO'] = scenario;
+  cleanups.push(() => {
+    delete process.env['FAKE_NVIDIA_SMI_SCENARIO'];
+    return Promise.resolve();
+  });
+  return `gpu: { enabled: true, nvidiaSmi: ${join(import.meta.dirname, '..', 'fakes', 'nvidia-smi')}, interval: 100ms }`;
+}
+
 interface Rig {
   daemon: Daemon;
   /** Stops the daemon and starts a fresh one on the same configuration (modelwatch restarted). */
@@ -89,8 +107,8 @@ ${options.budgets ?? ''}`);
 }
 
 describe.runIf(haveJournalTools)('modelwatch run (daemon end to end, time compressed)', () => {
-  it('follows a TP=8 vLLM load from the journal to ready, with phases in order and the gate open', async () => {
-    const r = await rig();
+  it('follows a TP=8 vLLM load from the journal to ready, with phases in order, GPU memory per GPU and the gate open', async () => {
+    const r = await rig({ gpu: fakeGpus() });
     await until('starting', async () => ((await r.target())['phase'] === 'starting' ? true : undefined));
     expect((await get(`${r.daemon.address}/api/v1/targets/kimi/ready`)).status).toBe(503);
     r.append([
@@ -116,6 +134,7 @@ describe.runIf(haveJournalTools)('modelwatch run (daemon end to end, time compre
     expect(m).toContain('modelwatch_health_up{target="kimi"} 1');
     expect(m).toMatch(/modelwatch_log_lines_total\{target="kimi",class="benign"\} 1/);
     expect(m).toMatch(/modelwatch_load_duration_seconds_count\{target="kimi",outcome="ready"\} 1/);
+    expect((m.match(/^modelwatch_gpu_memory_used_bytes\{gpu="\d"/gm) ?? []).length).toBe(8);
   });
 
   it('ends crashed with version_mismatch and the flashinfer line as root cause', async () => {
@@ -188,21 +207,7 @@ describe.runIf(haveJournalTools)('modelwatch run (daemon end to end, time compre
   });
 
   it('exports per-GPU memory of an 8-GPU host from nvidia-smi and counts its growth as progress', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'mw-smi-'));
-    const scenario = join(dir, 'scenario.json');
-    writeFileSync(scenario, JSON.stringify({
-      gpuCount: 8,
-      name: 'NVIDIA H200',
-      memoryTotalMiB: 143771,
-      timeline: [{ memoryUsedMiB: 1, utilizationPercent: 0 }, ...Array.from({ length: 30 }, (_, i) => ({ memoryUsedMiB: 4000 * (i + 1), utilizationPercent: 20 }))],
-    }));
-    process.env['FAKE_NVIDIA_SMI_SCENARIO'] = scenario;
-    cleanups.push(() => {
-      delete process.env['FAKE_NVIDIA_SMI_SCENARIO'];
-      return Promise.resolve();
-    });
-    const fake = join(import.meta.dirname, '..', 'fakes', 'nvidia-smi');
-    const r = await rig({ gpu: `gpu: { enabled: true, nvidiaSmi: ${fake}, interval: 100ms }` });
+    const r = await rig({ gpu: fakeGpus() });
     const m = await until('8 GPUs exported', async () => {
       const text = await r.metrics();
       return (text.match(/^modelwatch_gpu_memory_used_bytes\{/gm) ?? []).length === 8 ? text : undefined;
