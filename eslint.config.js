@@ -3,7 +3,7 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-/** Each fenced import and the only files allowed to use it. */
+/** Each fenced import and the only files allowed to use it (`owner`: one path or a list). */
 const fences = [
   { name: 'node:child_process', alias: 'child_process', owner: 'src/sources/exec.ts' },
   { name: 'node-cron', owner: 'src/schedule.ts' },
@@ -11,15 +11,17 @@ const fences = [
   { name: 'fastify', owner: 'src/server/server.ts' },
   { name: 'better-sqlite3', owner: 'src/history/database.ts' },
   { name: 'systeminformation', owner: 'src/sources/host.ts' },
-  { name: 'undici', owner: 'src/sources/health.ts' },
+  { name: 'undici', owner: ['src/sources/health.ts', 'src/probes/client.ts'] },
 ];
+
+const owners = (f) => (Array.isArray(f.owner) ? f.owner : [f.owner]);
 
 const restricted = (except) =>
   fences
-    .filter((f) => f.owner !== except)
+    .filter((f) => !owners(f).includes(except))
     .flatMap((f) => [f.name, ...(f.alias ? [f.alias] : [])].map((name) => ({
       name,
-      message: `only ${f.owner} may import ${f.name}`,
+      message: `only ${owners(f).join(' or ')} may import ${f.name}`,
     })));
 
 export default tseslint.config(
@@ -38,10 +40,10 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { ignoreRestSiblings: true, argsIgnorePattern: '^_' }],
     },
   },
-  ...fences.map((f) => ({
-    files: [f.owner],
-    rules: { 'no-restricted-imports': ['error', { paths: restricted(f.owner) }] },
-  })),
+  ...fences.flatMap((f) => owners(f).map((owner) => ({
+    files: [owner],
+    rules: { 'no-restricted-imports': ['error', { paths: restricted(owner) }] },
+  }))),
   {
     files: ['test/**/*.ts', 'bench/**/*.ts'],
     rules: {

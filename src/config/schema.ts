@@ -308,6 +308,40 @@ const logsSchema = z
   })
   .describe('where the log lines come from: exactly one of journal, file or command');
 
+/** The canary's built-in probes, in the order they run. */
+export const builtinProbes = ['capital', 'tool_call', 'determinism', 'long_context', 'concurrent'] as const;
+
+const regexSource = z.string().min(1).superRefine((source, ctx) => {
+  try {
+    new RegExp(source.startsWith('(?i)') ? source.slice(4) : source);
+  } catch (err) {
+    ctx.addIssue({ code: 'custom', message: `not a valid regular expression: ${(err as Error).message}` });
+  }
+});
+
+const customProbeSchema = z
+  .strictObject({
+    name: z.string().regex(/^[a-z][a-z0-9_-]{0,40}$/, { error: 'a probe name is lower-case letters, digits, "_" and "-"' }).describe('probe name (the probe label of the smoke_* metrics)'),
+    messages: z
+      .array(z.strictObject({ role: z.enum(['system', 'user', 'assistant']), content: z.string() }))
+      .min(1, { error: 'a probe needs at least one message' })
+      .describe('the chat messages sent'),
+    params: z.record(z.string(), z.unknown()).default({}).describe('extra request fields (temperature, max_tokens, tools, ...)'),
+    expect: z
+      .strictObject({
+        content: regexSource.optional().describe('regular expression the answer must match; a leading (?i) ignores case'),
+        jsonPath: z
+          .array(z.strictObject({ path: z.string().min(1), equals: z.unknown() }))
+          .optional()
+          .describe('fields of the response that must equal a value, like {path: choices[0].finish_reason, equals: stop}'),
+        toolCall: z.string().min(1).optional().describe('the function name the answer must call'),
+        maxLatency: durationSchema.optional().describe('the longest the request may take'),
+      })
+      .prefault({})
+      .describe('what the answer must satisfy (every answer is also checked for garbage)'),
+  })
+  .describe('a probe of your own');
+
 const smokeFields = ['apiKeyEnv', 'apiKeyFile'] as const;
 const smokeOnlyOne = atMostOne(smokeFields, 'the API key');
 const smokeSchema = z
@@ -317,6 +351,12 @@ const smokeSchema = z
     apiKeyEnv: envName.optional().describe('environment variable that holds the API key the server expects'),
     apiKeyFile: absolutePath.optional().describe('file that holds the API key the server expects'),
     schedule: cronSchema.optional(),
+    delay: durationSchema.optional().describe('wait this long after ready before the first run'),
+    timeout: duration('2m', 'timeout of one probe request'),
+    probes: z.array(z.enum(builtinProbes)).default([...builtinProbes]).describe('built-in probes to run'),
+    concurrency: z.number().int().min(1).max(256).default(8).describe('simultaneous requests of the concurrent probe'),
+    longContextTokens: z.number().int().min(100).max(2_000_000).default(8000).describe('size of the long_context haystack in tokens'),
+    custom: z.array(customProbeSchema).default([]).describe('probes of your own, run after the built-in ones'),
   })
   .refine(smokeOnlyOne.check, smokeOnlyOne.params)
   .prefault({})

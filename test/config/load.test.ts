@@ -50,7 +50,7 @@ describe('loadConfig: a valid file', () => {
           logs: { kind: 'journal', unit: 'vllm.service' },
           gpus: 'all',
           stallBudgets: { starting: 600_000, loading_weights: 900_000, compiling: 1_200_000, warming_up: 900_000 },
-          smoke: { enabled: true },
+          smoke: { enabled: true, timeout: 120_000, probes: ['capital', 'tool_call', 'determinism', 'long_context', 'concurrent'], concurrency: 8, longContextTokens: 8000, custom: [] },
         },
       },
     });
@@ -84,7 +84,7 @@ targets:
     expect(kimi.healthPath).toBe('/ping');
     expect(kimi.logs).toEqual({ kind: 'journal', unit: 'vllm@kimi.service', directory: '/var/log/journal/remote' });
     expect(kimi.gpus).toEqual([0, 1, 'GPU-5a0d8c4c-1f6e-4d2b-9c8e-0f1e2d3c4b5a']);
-    expect(kimi.smoke).toEqual({ enabled: true, model: 'moonshotai/Kimi-K2.5', apiKeyFile: '/etc/modelwatch/key', schedule: '0 */6 * * *' });
+    expect(kimi.smoke).toMatchObject({ enabled: true, model: 'moonshotai/Kimi-K2.5', apiKeyFile: '/etc/modelwatch/key', schedule: '0 */6 * * *' });
     expect(config.targets.docker!.logs).toEqual({ kind: 'command', argv: ['docker', 'logs', '-f', 'sglang'] });
     expect(config.targets.tail!.logs).toEqual({ kind: 'file', path: '/var/log/tgi.log' });
     expect(config.targets.tail!.stallBudgets.starting).toBe(300_000);

@@ -20,10 +20,15 @@ describe('import fences (one module per outside dependency)', () => {
     ['fastify', 'src/server/server.ts'],
     ['better-sqlite3', 'src/history/database.ts'],
     ['systeminformation', 'src/sources/host.ts'],
-    ['undici', 'src/sources/health.ts'],
+    ['undici', ['src/sources/health.ts', 'src/probes/client.ts']],
   ])('%s may be imported by %s only', async (module, owner) => {
+    const owners = Array.isArray(owner) ? owner : [owner];
     const code = `import x from '${module}';\nexport const y = x;\n`;
-    expect(await messages(owner, code)).toEqual([]);
-    expect(await messages('src/classify/machine.ts', code)).toEqual([`'${module}' import is restricted from being used. only ${owner} may import ${module.replace(/^child_process$/, 'node:child_process')}`]);
+    for (const file of owners) expect(await messages(file, code)).toEqual([]);
+    expect(await messages('src/classify/machine.ts', code)).toEqual([`'${module}' import is restricted from being used. only ${owners.join(' or ')} may import ${module.replace(/^child_process$/, 'node:child_process')}`]);
+  });
+
+  it('an owner of one fenced module may still not import another', async () => {
+    expect(await messages('src/probes/client.ts', `import x from 'fastify';\nexport const y = x;\n`)).toEqual([`'fastify' import is restricted from being used. only src/server/server.ts may import fastify`]);
   });
 });
