@@ -27,6 +27,7 @@ export const minCompressionRatio = 0.2;
 
 // C0 controls except \t \n \r, DEL, C1 controls, and the replacement character (bytes that were
 // not valid UTF-8: a broken detokenizer).
+// eslint-disable-next-line no-control-regex -- finding control characters is the point.
 const nonPrintable = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\uFFFD]/u;
 
 function describeChar(c: string): string {

@@ -125,9 +125,10 @@ describe.runIf(haveJournalTools)('modelwatch run (daemon end to end, time compre
     expect((t['phases'] as { phase: string }[]).map((p) => p.phase)).toEqual(['starting', 'loading_weights', 'compiling', 'warming_up', 'ready']);
     expect(t['progress']).toMatchObject({ weight_shards: { done: 8, total: 8 } });
     expect((await get(`${r.daemon.address}/api/v1/targets/kimi/ready`)).status).toBe(200);
-    const m = await until('health seen', async () => {
+    const m = await until('health and GPUs seen', async () => {
       const text = await r.metrics();
-      return text.includes('modelwatch_health_up{target="kimi"} 1') ? text : undefined;
+      const gpus = (text.match(/^modelwatch_gpu_memory_used_bytes\{gpu="\d"/gm) ?? []).length;
+      return text.includes('modelwatch_health_up{target="kimi"} 1') && gpus === 8 ? text : undefined;
     });
     expect(m).toContain('modelwatch_phase{target="kimi",phase="ready"} 1');
     expect(m).toContain('modelwatch_ready{target="kimi"} 1');
