@@ -5,7 +5,10 @@
  */
 import { loadEngineCatalog } from './config/engines.js';
 import type { Config } from './config/schema.js';
+import { CanaryDriver } from './daemon/canary.js';
 import { EventHub } from './daemon/events.js';
+import { ModelwatchError } from './errors.js';
+import { readSecret, tokenMatches } from './daemon/secrets.js';
 import { TargetRuntime } from './daemon/target.js';
 import { Metrics } from './metrics/registry.js';
 import { buildServer, type DaemonView, type Log } from './server/server.js';
@@ -19,6 +22,9 @@ import { createProcessSource } from './sources/process.js';
 import type { Observation, Source, SourceName } from './sources/source.js';
 import { createUnitSource } from './sources/unit.js';
 import { version } from './version.js';
+
+/** The shortest time between two canary runs requested through the API, per target. */
+const manualIntervalMs = 10_000;
 
 /** Options of a daemon beyond its configuration. */
 export interface DaemonOptions {
@@ -60,6 +66,16 @@ export async function startDaemon(config: Config, options: DaemonOptions = {}): 
   const hub = new EventHub();
   const startedAt = Date.now();
   const targets = new Map<string, TargetRuntime>();
+  const drivers = new Map<string, CanaryDriver>();
+  const lastManualRun = new Map<string, number>();
+  // Read once at start: a missing variable or file is a configuration error, said now.
+  let apiToken: string | undefined;
+  try {
+    apiToken = readSecret({ env: config.api.tokenEnv, file: config.api.tokenFile });
+  } catch (err) {
+    const path = config.api.tokenEnv === undefined ? 'api.tokenFile' : 'api.tokenEnv';
+    throw new ModelwatchError('MW_ERR_CONFIG_INVALID', 'the API token cannot be read', [`${path}: ${(err as Error).message}`]);
+  }
   const sourceState = new Map<string, { up: boolean; error: string | undefined }>();
 
   const view: DaemonView = {
@@ -72,6 +88,23 @@ export async function startDaemon(config: Config, options: DaemonOptions = {}): 
     readiness: (name) => targets.get(name)?.readiness(),
     recentEvents: () => hub.recent(),
     subscribe: (l) => hub.subscribe(l),
+    triggerSmoke: async (name, authorization) => {
+      const driver = drivers.get(name);
+      if (driver === undefined) return { status: 404, body: { error: `no target "${name}"` } };
+      if (apiToken === undefined) return { status: 403, body: { error: 'acting endpoints are disabled: configure api.tokenEnv or api.tokenFile' } };
+      const presented = /^Bearer (.+)$/i.exec(authorization ?? '')?.[1];
+      if (presented === undefined || !tokenMatches(presented, apiToken)) {
+        return { status: 401, body: { error: 'a valid bearer token is required' }, headers: { 'www-authenticate': 'Bearer' } };
+      }
+      const last = lastManualRun.get(name) ?? 0;
+      if (Date.now() - last < manualIntervalMs) {
+        return { status: 429, body: { error: 'a canary run was requested less than 10 s ago' }, headers: { 'retry-after': String(Math.ceil((manualIntervalMs - (Date.now() - last)) / 1000)) } };
+      }
+      const outcome = await driver.trigger('api');
+      if (outcome === 'started') lastManualRun.set(name, Date.now());
+      const status = outcome === 'started' ? 202 : outcome === 'busy' ? 409 : 409;
+      return { status, body: { outcome, target: name } };
+    },
     self: () => ({
       version,
       uptimeSeconds: Math.round((Date.now() - startedAt) / 1000),
@@ -94,6 +127,7 @@ export async function startDaemon(config: Config, options: DaemonOptions = {}): 
         log: (level, msg, fields) => {
           log[level](fields, msg);
         },
+        onReady: (attempt) => drivers.get(name)?.onReady(attempt),
       }),
     );
   }
@@ -116,6 +150,9 @@ export async function startDaemon(config: Config, options: DaemonOptions = {}): 
 
   const controller = new AbortController();
   const signal = controller.signal;
+  for (const [name, t] of targets) {
+    drivers.set(name, new CanaryDriver(t, t.config, signal, (err) => { log.error({ target: name, err: String(err) }, 'canary failed to run'); }));
+  }
   const pollMs = options.pollMs ?? 2000;
   const sources: Source[] = [];
   for (const [name, t] of targets) {

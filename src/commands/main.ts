@@ -12,6 +12,8 @@ usage: modelwatch COMMAND [options]
 commands:
   run -c FILE [--listen HOST:PORT]       the daemon: watch the configured targets live
   replay --engine ENGINE [--json] FILE   classify a captured log and print the load timeline
+  smoke --url URL [--model M] [--probe NAME...] [--json]
+                                         run the smoke canary once against an OpenAI-compatible server
   check-config FILE                      validate a configuration file and list every problem
   version                                print the version
 
@@ -24,6 +26,7 @@ const commands: Readonly<Record<string, Command>> = {
   // The daemon loads fastify, undici and prom-client: only `run` pays for that.
   run: async (args, io) => (await import('./run.js')).runCommand(args, io),
   replay: replayCommand,
+  smoke: async (args, io) => (await import('./smoke.js')).smokeCommand(args, io),
   'check-config': checkConfigCommand,
   version: (_args, io) => {
     io.stdout.write(`${version}\n`);

@@ -12,8 +12,37 @@ import type { GpuProcess, GpuSample, Observation, SourceName, UnitState } from '
 import { lineClasses, type CrashReason, type LineClass, type Phase } from '../types.js';
 import type { DaemonEvent } from './events.js';
 
+/** One probe's result in a canary run (what the API and events show). */
+export interface CanaryResult {
+  readonly probe: string;
+  readonly ok: boolean;
+  readonly reason: string;
+  readonly status: number;
+  readonly latencyMs: number | null;
+  readonly ttftMs: number | null;
+  readonly tokensPerSecond: number | null;
+  readonly reasoningLength: number | null;
+  readonly content: string | null;
+  readonly usage: unknown;
+  readonly at: number;
+}
+
+/** One run of the smoke canary against a target. */
+export interface CanaryRun {
+  readonly attempt: number;
+  readonly ok: boolean;
+  readonly at: number;
+  readonly trigger: string;
+  readonly model: string | null;
+  readonly results: readonly CanaryResult[];
+  /** Why the run could not happen at all (no model listed, API key file unreadable). */
+  readonly error?: string | undefined;
+}
+
 /** Where a runtime reports, and its clock. */
 export interface TargetDeps {
+  /** Called when an attempt reaches ready (the daemon starts the canary). */
+  readonly onReady?: ((attempt: number) => void) | undefined;
   readonly metrics: Metrics;
   readonly publish: (e: DaemonEvent) => void;
   readonly now: () => number;
@@ -61,6 +90,8 @@ export class TargetRuntime {
   private attemptStartedAt: number | null = null;
   private phaseEnteredAt: number | null = null;
   private stallInfo: { phase: Phase; silentMs: number; budgetMs: number } | null = null;
+  private canary: CanaryRun | null = null;
+  private canaryRunning: { trigger: string; since: number } | null = null;
   /** A crash not yet counted in `modelwatch_crashes_total`, and when it happened (wall time). */
   private uncounted: { reason: CrashReason; seenAt: number } | null = null;
 
@@ -146,10 +177,56 @@ export class TargetRuntime {
     this.exported = { ...counts };
   }
 
-  /** The readiness gate: ready to serve, and why not when it is not. */
+  /** The current attempt number. */
+  get attempt(): number {
+    return this.machine.snapshot().attempt;
+  }
+
+  /** A canary run started (by the ready transition, the schedule or the API). */
+  canaryStarted(trigger: string): void {
+    this.canaryRunning = { trigger, since: this.deps.now() };
+    this.deps.metrics.setReady(this.name, this.readiness().ready);
+  }
+
+  /** A canary run ended: results go to metrics, events and the gate (only for the attempt it ran on). */
+  recordCanary(run: CanaryRun): void {
+    this.canaryRunning = null;
+    if (run.attempt === this.attempt) this.canary = run;
+    for (const r of run.results) this.deps.metrics.setSmoke(this.name, r);
+    this.deps.metrics.setReady(this.name, this.readiness().ready);
+    const failed = run.results.filter((r) => !r.ok);
+    this.deps.publish({
+      type: 'canary',
+      target: this.name,
+      at: iso(run.at) ?? '',
+      attempt: run.attempt,
+      ok: run.ok,
+      trigger: run.trigger,
+      model: run.model,
+      error: run.error ?? null,
+      results: run.results.map((r) => ({ ...r, at: iso(r.at) })),
+    });
+    this.deps.log(run.ok ? 'info' : 'warn', run.ok ? 'smoke canary passed' : 'smoke canary failed', {
+      target: this.name,
+      attempt: run.attempt,
+      failed: failed.map((r) => `${r.probe}: ${r.reason}`),
+      error: run.error,
+    });
+  }
+
+  /** The readiness gate: phase ready and, when the canary is on, its last run of this attempt passed. */
   readiness(): { ready: boolean; reason: string } {
     const phase = this.phase;
-    if (phase === 'ready') return { ready: true, reason: 'ready' };
+    if (phase === 'ready') {
+      if (!this.config.smoke.enabled) return { ready: true, reason: 'ready (smoke canary disabled)' };
+      const run = this.canary;
+      if (run === null || run.attempt !== this.attempt) {
+        return { ready: false, reason: this.canaryRunning ? 'ready, smoke canary running' : 'ready, waiting for the smoke canary' };
+      }
+      if (run.ok) return { ready: true, reason: 'ready and verified by the smoke canary' };
+      const failed = run.results.filter((r) => !r.ok).map((r) => `${r.probe}: ${r.reason}`);
+      return { ready: false, reason: `smoke canary failed: ${run.error ?? failed.join('; ')}` };
+    }
     if (phase === 'crashed') return { ready: false, reason: `crashed: ${this.machine.snapshot().crash?.reason ?? 'unknown'}` };
     return { ready: false, reason: phase === 'down' ? 'not started' : `loading (${phase})` };
   }
@@ -181,6 +258,10 @@ export class TargetRuntime {
       stall: s.stalled && this.stallInfo ? { ...this.stallInfo, hint: this.stallHint() } : null,
       lastProgressAt: iso(s.lastProgressAt),
       ready: this.readiness(),
+      canary:
+        this.canary === null
+          ? { running: this.canaryRunning !== null, last: null }
+          : { running: this.canaryRunning !== null, last: { ...this.canary, at: iso(this.canary.at), results: this.canary.results.map((r) => ({ ...r, at: iso(r.at) })) } },
       health: this.health === null ? null : { ...this.health, at: iso(this.health.at), up: this.health.status === 200 },
       gpus,
       unit: this.unit,
@@ -329,6 +410,7 @@ export class TargetRuntime {
         m.setStall(this.name, s.stalled, s.lastProgressAt);
         this.deps.publish({ ...base, type: 'transition', at: iso(e.at) ?? '', from: e.from, to: e.to, line: e.line });
         this.deps.log('info', `phase ${e.to}`, { target: this.name, from: e.from, to: e.to, attempt: e.attempt });
+        if (e.to === 'ready') this.deps.onReady?.(e.attempt);
         break;
       }
       case 'crash':

@@ -39,6 +39,11 @@ export class Metrics {
   private readonly hostLoad = this.gauge('modelwatch_host_load1', 'Host load average over one minute.', []);
   private readonly sourceUp = this.gauge('modelwatch_source_up', '1 when a source of modelwatch observes normally.', ['source']);
   private readonly buildInfo = this.gauge('modelwatch_build_info', 'modelwatch build information (always 1).', ['version']);
+  private readonly smokeSuccess = this.gauge('modelwatch_smoke_success', '1 when the last run of a canary probe passed.', ['target', 'probe']);
+  private readonly smokeDuration = this.gauge('modelwatch_smoke_duration_seconds', 'Duration of the last run of a canary probe.', ['target', 'probe']);
+  private readonly smokeTtft = this.gauge('modelwatch_smoke_ttft_seconds', 'Time to first token of the last run of a canary probe.', ['target', 'probe']);
+  private readonly smokeTps = this.gauge('modelwatch_smoke_output_tokens_per_second', 'Output tokens per second of the last run of a canary probe.', ['target', 'probe']);
+  private readonly smokeLast = this.gauge('modelwatch_smoke_last_run_timestamp_seconds', 'When a canary probe last ran (Unix time).', ['target', 'probe']);
   private readonly cpuSeen = new Map<string, number>();
   private readonly restartsSeen = new Map<string, number>();
   private diskSeen: number | undefined;
@@ -145,6 +150,16 @@ export class Metrics {
     if (h.memoryUsedBytes !== null) this.hostMemUsed.set(h.memoryUsedBytes);
     if (h.memoryTotalBytes !== null) this.hostMemTotal.set(h.memoryTotalBytes);
     if (h.load1 !== null) this.hostLoad.set(h.load1);
+  }
+
+  /** The result of one canary probe. */
+  setSmoke(target: string, r: { probe: string; ok: boolean; latencyMs: number | null; ttftMs: number | null; tokensPerSecond: number | null; at: number }): void {
+    const labels = { target, probe: r.probe };
+    this.smokeSuccess.set(labels, r.ok ? 1 : 0);
+    if (r.latencyMs !== null) this.smokeDuration.set(labels, r.latencyMs / 1000);
+    if (r.ttftMs !== null) this.smokeTtft.set(labels, r.ttftMs / 1000);
+    if (r.tokensPerSecond !== null) this.smokeTps.set(labels, r.tokensPerSecond);
+    this.smokeLast.set(labels, r.at / 1000);
   }
 
   /** Whether a source observes normally. */

@@ -6,7 +6,7 @@
  * retried with backoff; answers, right or wrong, are not. The API key is sent as a bearer token and
  * scrubbed from every text this module returns.
  */
-import { request, type Dispatcher } from 'undici';
+import { Agent, request, type Dispatcher } from 'undici';
 import { errorCode } from '../sources/health.js';
 
 /** One chat message (OpenAI shape; extra fields such as `tool_call_id` pass through). */
@@ -268,8 +268,8 @@ async function attempt<T>(o: ClientOptions, method: 'GET' | 'POST', path: string
     if (o.signal?.aborted) return failure(status, 'aborted', 'aborted');
     if (err instanceof TooLargeError) return failure(status, 'too_large', err.message);
     const code = errorCode(err);
-    const detail = err instanceof Error && err.message !== '' && err.message !== code ? `: ${oneLine(err.message, 120)}` : '';
-    return failure(status, transportKind(code), `${code}${detail}`);
+    const message = err instanceof Error ? oneLine(err.message, 120) : '';
+    return failure(status, transportKind(code), message.includes(code) ? message : message === '' ? code : `${code}: ${message}`);
   } finally {
     clearTimeout(deadline);
     o.signal?.removeEventListener('abort', onAbort);
@@ -450,7 +450,8 @@ async function readStream(res: Response, cap: number): Promise<ChatSuccess | Fai
     return failure(res.status, 'malformed', 'the stream carried no chat completion chunk');
   }
   const toolCalls = [...calls.entries()].sort((x, y) => x[0] - y[0]).map(([, c]) => ({ ...c }));
-  const text = st.sawContent ? content.join('') : null;
+  // vLLM opens every stream with `content: ""`; a stream without text is null content, as when not streamed.
+  const text = content.length > 0 ? content.join('') : null;
   const thought = reasoning.length > 0 ? reasoning.join('') : null;
   const message: Record<string, unknown> = { role: 'assistant', content: text, tool_calls: toolCalls.map((c) => ({ id: c.id, type: c.type, function: { name: c.name, arguments: c.arguments } })) };
   message[st.reasoningKey ?? 'reasoning'] = thought;
@@ -512,4 +513,13 @@ export async function listModels(options: ClientOptions): Promise<ModelsResult> 
     const models = data.filter(isRecord).map((m) => str(m['id'])).filter((m): m is string => m !== null);
     return { ok: true as const, status: res.status, models, attempts: 1 };
   });
+}
+
+/**
+ * A connection pool of one's own for a canary run (keep-alive across its probes, closed at the
+ * end); `close` drops every connection and never rejects.
+ */
+export function openDispatcher(connectTimeoutMs: number): { readonly dispatcher: Dispatcher; close(): Promise<void> } {
+  const agent = new Agent({ connectTimeout: connectTimeoutMs });
+  return { dispatcher: agent, close: () => agent.destroy().catch(() => undefined) };
 }

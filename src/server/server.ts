@@ -16,6 +16,8 @@ export interface DaemonView {
   subscribe(listener: (e: DaemonEvent) => void): () => void;
   /** The daemon's own health: its sources and uptime. */
   self(): Record<string, unknown>;
+  /** Runs the canary now on behalf of a request carrying `authorization`; the HTTP answer. */
+  triggerSmoke(name: string, authorization: string | undefined): Promise<{ status: number; body: Record<string, unknown>; headers?: Record<string, string> }>;
 }
 
 /** The structured logger the daemon uses (fastify's pino instance). */
@@ -93,6 +95,12 @@ function buildApp(view: DaemonView, options: ServerOptions): FastifyInstance {
     const r = view.readiness(req.params.name);
     if (r === undefined) return reply.code(404).send({ error: `no target "${req.params.name}"` });
     return reply.code(r.ready ? 200 : 503).send(r);
+  });
+
+  app.post<{ Params: { name: string } }>('/api/v1/targets/:name/smoke', async (req, reply) => {
+    const r = await view.triggerSmoke(req.params.name, req.headers.authorization);
+    if (r.headers) void reply.headers(r.headers);
+    return reply.code(r.status).send(r.body);
   });
 
   app.get('/api/v1/events', (req, reply) => {

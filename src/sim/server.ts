@@ -2,7 +2,9 @@
  * A simulated OpenAI-compatible inference server (plain node:http) that behaves like vLLM and its
  * peers around a model load: refusing connections while loading, 503 while loading (llama.cpp,
  * SGLang), 200 when ready, 503 once the engine died, and misbehaving on purpose (slow, huge,
- * trickling or reset answers). Used by the tests and by `modelwatch demo`.
+ * trickling or reset answers). Its chat completions follow vLLM's JSON and server-sent-event
+ * shapes and can be switched at run time to the ways a loaded model answers wrongly (garbage, broken
+ * tool calls, nondeterminism, errors), for the smoke canary. Used by the tests and by `modelwatch demo`.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -23,6 +25,37 @@ export const simModes = ['loading', 'loading-503', 'ready', 'dead', 'slow', 'hug
  */
 export type SimMode = (typeof simModes)[number];
 
+/** Every chat-completion behaviour of the simulated server (see {@link SimAnswerMode}). */
+export const simAnswerModes = ['correct', 'garbage-salad', 'garbage-bang', 'broken-tool', 'no-tool', 'nondeterministic', 'slow', 'http-500', 'malformed-json'] as const;
+
+/**
+ * How `POST /v1/chat/completions` answers (in the `ready` and `slow` server modes):
+ * - `correct`: the capital question gets "The capital of France is Paris."; a request with tools
+ *   gets a `get_weather`-style call `{"city": "Paris"}` (the first tool's name) with finish_reason
+ *   `tool_calls`; a question about a code gets the 6-digit number hidden in the prompt; same
+ *   request, same answer;
+ * - `garbage-salad`: "MethodInfoyageegebensatunya amatööri Ilmais amatööri" (a broken quantization);
+ * - `garbage-bang`: "!!!!!!!!!!!!!!!!" (a broken tensor-parallel shard);
+ * - `broken-tool`: tool calls whose arguments are not JSON; plain questions answered correctly;
+ * - `no-tool`: plain text instead of a tool call; plain questions answered correctly;
+ * - `nondeterministic`: like `correct`, but two answers at temperature 0 differ;
+ * - `slow`: like `correct` after `slowMs`;
+ * - `http-500`: vLLM's 500 error body;
+ * - `malformed-json`: a 200 whose body (or streamed chunk) is cut-off JSON.
+ */
+export type SimAnswerMode = (typeof simAnswerModes)[number];
+
+/** Which field carries the chain of thought, by vLLM version (see notes 1.7); `none`: `reasoning: null`. */
+export type SimReasoningField = 'reasoning' | 'reasoning_content' | 'both' | 'none';
+
+/** One chat completion request the simulated server received. */
+export interface SimChatRequest {
+  /** The `Authorization` header as sent. */
+  readonly authorization: string | undefined;
+  /** The parsed JSON body. */
+  readonly body: Readonly<Record<string, unknown>>;
+}
+
 /** Options of {@link startSimServer}. */
 export interface SimServerOptions {
   /** Default `127.0.0.1`. */
@@ -39,8 +72,18 @@ export interface SimServerOptions {
   readonly trickleIntervalMs?: number | undefined;
   /** Body size of the `huge` mode; default 10 MiB. */
   readonly hugeBytes?: number | undefined;
-  /** The assistant's answer to every chat completion; default a correct one about Paris. */
+  /** The assistant's answer to every chat completion without tools in `correct` mode; default: answers fitting the question. */
   readonly answer?: string | undefined;
+  /** How chat completions answer; default `correct`. */
+  readonly answerMode?: SimAnswerMode | undefined;
+  /** Which reasoning field answers carry; default `reasoning` (vLLM since 2025-11). */
+  readonly reasoningField?: SimReasoningField | undefined;
+  /** False: a server that never streams (answers JSON even to `stream: true`); default true. */
+  readonly streaming?: boolean | undefined;
+  /** Pause between streamed chunks; default 2 ms (so time to first token and tokens/s are measurable). */
+  readonly chunkDelayMs?: number | undefined;
+  /** When set, `/v1/*` requests without `Authorization: Bearer <apiKey>` get 401 (like `vllm serve --api-key`). */
+  readonly apiKey?: string | undefined;
 }
 
 /** A running simulated server. */
@@ -52,6 +95,14 @@ export interface SimServer {
   readonly mode: SimMode;
   /** Number of HTTP requests received so far. */
   readonly requests: number;
+  /** The current chat-completion behaviour. */
+  readonly answerMode: SimAnswerMode;
+  /** Every chat completion request received (authorized or not), oldest first. */
+  readonly chatRequests: readonly SimChatRequest[];
+  /** The most chat completions that were in progress at once. */
+  readonly maxConcurrentChats: number;
+  /** Switches how chat completions answer, from the next request on. */
+  setAnswerMode(mode: SimAnswerMode): void;
   /** Switches behaviour; entering or leaving `loading` stops or starts listening on the same port. */
   setMode(mode: SimMode): Promise<void>;
   /** Stops listening, drops every connection and every pending timer. Idempotent. */
@@ -85,8 +136,11 @@ function readBody(req: IncomingMessage, limit: number): Promise<string | null> {
   });
 }
 
-function words(text: string): number {
-  return text.split(/\s+/).filter((w) => w !== '').length;
+const salad = 'MethodInfoyageegebensatunya amatööri Ilmais amatööri';
+const variations = ['Indeed.', 'Certainly.', 'Of course.', 'Naturally.', 'Truly.'];
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => { setTimeout(resolve, ms); });
 }
 
 function randomHex(n: number): string {
@@ -111,7 +165,16 @@ export async function startSimServer(options: SimServerOptions = {}): Promise<Si
   const slowMs = options.slowMs ?? 2000;
   const trickleIntervalMs = options.trickleIntervalMs ?? 500;
   const hugeBytes = options.hugeBytes ?? 10 * 1024 * 1024;
-  const answer = options.answer ?? 'The capital of France is Paris.';
+  const answer = options.answer;
+  const reasoningField = options.reasoningField ?? 'reasoning';
+  const streaming = options.streaming ?? true;
+  const chunkDelayMs = options.chunkDelayMs ?? 2;
+  const apiKey = options.apiKey;
+  let answerMode: SimAnswerMode = options.answerMode ?? 'correct';
+  let nondeterministicCount = 0;
+  let activeChats = 0;
+  let maxConcurrentChats = 0;
+  const chatLog: SimChatRequest[] = [];
   const createdAt = Math.floor(Date.now() / 1000);
   let mode: SimMode = options.mode ?? 'ready';
   let requests = 0;
@@ -180,46 +243,210 @@ export async function startSimServer(options: SimServerOptions = {}): Promise<Si
     });
   }
 
-  async function chat(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const text = await readBody(req, 1 << 20);
-    let parsed: unknown;
-    try {
-      parsed = text === null ? undefined : JSON.parse(text);
-    } catch {
-      parsed = undefined;
+  interface Answer {
+    readonly content: string | null;
+    readonly reasoning: string;
+    readonly toolCalls: readonly { id: string; name: string; arguments: string }[];
+    readonly finishReason: string;
+  }
+
+  function textOf(m: unknown): string {
+    if (typeof m !== 'object' || m === null) return '';
+    const content = (m as { content?: unknown }).content;
+    return typeof content === 'string' ? content : '';
+  }
+
+  /** What the model "says" to a request in the current answer mode. */
+  function compose(request: Readonly<Record<string, unknown>>): Answer {
+    const messages = Array.isArray(request['messages']) ? (request['messages'] as unknown[]) : [];
+    const prompt = messages.map(textOf).join('\n');
+    const question = textOf(messages.at(-1));
+    const tools = Array.isArray(request['tools']) ? (request['tools'] as unknown[]) : [];
+    const toolName = ((tools[0] as { function?: { name?: unknown } } | undefined)?.function?.name);
+    const wantsTool = tools.length > 0 && request['tool_choice'] !== 'none';
+    const temperature = typeof request['temperature'] === 'number' ? request['temperature'] : 1;
+    if (answerMode === 'garbage-salad') {
+      return { content: salad, reasoning: `${salad} ${salad}`, toolCalls: [], finishReason: 'stop' };
     }
-    if (typeof parsed !== 'object' || parsed === null) {
-      json(res, 400, { object: 'error', message: 'invalid JSON body', type: 'BadRequestError', param: null, code: 400 });
-      return;
+    if (answerMode === 'garbage-bang') {
+      return { content: '!!!!!!!!!!!!!!!!', reasoning: '!!!!!!!!!!!!!!!!!!!!!!!!', toolCalls: [], finishReason: 'stop' };
     }
-    const request = parsed as { messages?: unknown; max_tokens?: unknown };
-    const prompt = Array.isArray(request.messages)
-      ? request.messages.map((m) => (typeof m === 'object' && m !== null && typeof (m as { content?: unknown }).content === 'string' ? (m as { content: string }).content : '')).join(' ')
-      : '';
-    const reasoning = 'The user asks for the capital of France. It is Paris.';
-    const completionTokens = words(reasoning) + words(answer);
-    const promptTokens = words(prompt) + 8;
-    json(res, 200, {
+    if (wantsTool) {
+      const name = typeof toolName === 'string' ? toolName : 'get_weather';
+      const reasoning = `The user wants the weather in Paris. I should call ${name}.`;
+      if (answerMode === 'no-tool') {
+        return { content: 'I cannot look up the weather, but Paris is usually mild in spring.', reasoning, toolCalls: [], finishReason: 'stop' };
+      }
+      const args = answerMode === 'broken-tool' ? '{"city": "Paris"' : '{"city": "Paris"}';
+      return { content: null, reasoning, toolCalls: [{ id: `chatcmpl-tool-${randomHex(16)}`, name, arguments: args }], finishReason: 'tool_calls' };
+    }
+    let content: string;
+    let reasoning: string;
+    const needle = /\bcode\b/i.test(question) ? /\b\d{6}\b/.exec(prompt)?.[0] : undefined;
+    if (answer !== undefined) {
+      content = answer;
+      reasoning = 'The user asks for the capital of France. It is Paris.';
+    } else if (needle !== undefined) {
+      content = `The secret code is ${needle}.`;
+      reasoning = `The text mentions the code ${needle}.`;
+    } else if (/capital of france/i.test(question)) {
+      content = 'The capital of France is Paris.';
+      reasoning = 'The user asks for the capital of France. It is Paris.';
+    } else {
+      content = 'The capital of France is Paris.';
+      reasoning = 'The user asks a question. I will answer it briefly.';
+    }
+    if (answerMode === 'nondeterministic' && temperature === 0) {
+      nondeterministicCount += 1;
+      content += ` ${variations[nondeterministicCount % variations.length] ?? ''}`;
+    }
+    return { content, reasoning, toolCalls: [], finishReason: 'stop' };
+  }
+
+  function reasoningFields(reasoning: string | null): Record<string, string | null> {
+    switch (reasoningField) {
+      case 'reasoning': return { reasoning };
+      case 'reasoning_content': return { reasoning_content: reasoning };
+      case 'both': return { reasoning, reasoning_content: reasoning };
+      case 'none': return { reasoning: null };
+    }
+  }
+
+  function tokens(text: string): number {
+    return Math.ceil(text.length / 4);
+  }
+
+  function usageOf(prompt: string, a: Answer): Record<string, unknown> {
+    // Like vLLM's UsageInfo; about 4 characters per token, plus a chat template's own tokens.
+    const promptTokens = tokens(prompt) + 8;
+    const completionTokens = Math.max(1, tokens(a.reasoning) + tokens(a.content ?? '') + a.toolCalls.reduce((n, t) => n + tokens(t.name + t.arguments), 0));
+    return { prompt_tokens: promptTokens, total_tokens: promptTokens + completionTokens, completion_tokens: completionTokens, prompt_tokens_details: null };
+  }
+
+  function completionBody(prompt: string, a: Answer): Record<string, unknown> {
+    return {
       id: `chatcmpl-${randomHex(16)}`,
       object: 'chat.completion',
       created: Math.floor(Date.now() / 1000),
       model,
       choices: [{
         index: 0,
-        message: { role: 'assistant', content: answer, refusal: null, annotations: null, audio: null, function_call: null, tool_calls: [], reasoning },
+        message: {
+          role: 'assistant',
+          content: a.content,
+          refusal: null,
+          annotations: null,
+          audio: null,
+          function_call: null,
+          tool_calls: a.toolCalls.map((t) => ({ id: t.id, type: 'function', function: { name: t.name, arguments: t.arguments } })),
+          ...reasoningFields(reasoningField === 'none' ? null : a.reasoning),
+        },
         logprobs: null,
-        finish_reason: 'stop',
+        finish_reason: a.finishReason,
         stop_reason: null,
         token_ids: null,
       }],
       service_tier: null,
       system_fingerprint: null,
-      usage: { prompt_tokens: promptTokens, total_tokens: promptTokens + completionTokens, completion_tokens: completionTokens, prompt_tokens_details: null },
+      usage: usageOf(prompt, a),
       prompt_logprobs: null,
       prompt_token_ids: null,
       prompt_text: null,
       kv_transfer_params: null,
+    };
+  }
+
+  /** Splits text into word-sized pieces, spaces kept, like a tokenizer's stream. */
+  function pieces(text: string): string[] {
+    return text.match(/\S+\s*|\s+/g) ?? [];
+  }
+
+  /** Streams an answer as vLLM's server-sent events (`data: {chunk}` lines, then `data: [DONE]`). */
+  async function streamAnswer(res: ServerResponse, prompt: string, a: Answer, includeUsage: boolean): Promise<void> {
+    const id = `chatcmpl-${randomHex(16)}`;
+    const created = Math.floor(Date.now() / 1000);
+    const chunk = (choices: unknown[], extra: Record<string, unknown> = {}): string =>
+      `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices, ...extra })}\n\n`;
+    const delta = (d: Record<string, unknown>, finish: string | null = null): string =>
+      chunk([{ index: 0, delta: d, logprobs: null, finish_reason: finish, ...(finish === null ? {} : { stop_reason: null }) }]);
+    const events: string[] = [delta({ role: 'assistant', content: '' })];
+    if (reasoningField !== 'none') for (const p of pieces(a.reasoning)) events.push(delta(reasoningFields(p)));
+    if (a.content !== null) for (const p of pieces(a.content)) events.push(delta({ content: p }));
+    a.toolCalls.forEach((t, index) => {
+      events.push(delta({ tool_calls: [{ index, id: t.id, type: 'function', function: { name: t.name, arguments: '' } }] }));
+      for (let i = 0; i < t.arguments.length; i += 6) events.push(delta({ tool_calls: [{ index, function: { arguments: t.arguments.slice(i, i + 6) } }] }));
     });
+    events.push(delta({}, a.finishReason));
+    if (includeUsage) events.push(chunk([], { usage: usageOf(prompt, a) }));
+    events.push('data: [DONE]\n\n');
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+    for (const event of events) {
+      if (res.destroyed) return;
+      res.write(event);
+      await delay(chunkDelayMs);
+    }
+    res.end();
+  }
+
+  async function chat(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const text = await readBody(req, 64 << 20);
+    let parsed: unknown;
+    try {
+      parsed = text === null ? undefined : JSON.parse(text);
+    } catch {
+      parsed = undefined;
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+      json(res, 400, { object: 'error', message: 'invalid JSON body', type: 'BadRequestError', param: null, code: 400 });
+      return;
+    }
+    const request = parsed as Record<string, unknown>;
+    const auth = req.headers.authorization;
+    chatLog.push({ authorization: auth, body: request });
+    if (apiKey !== undefined && auth !== `Bearer ${apiKey}`) {
+      json(res, 401, { error: 'Unauthorized' });
+      return;
+    }
+    const mode = answerMode;
+    if (mode === 'http-500') {
+      json(res, 500, { object: 'error', message: 'EngineCore encountered an issue. See stack trace (above) for the root cause.', type: 'InternalServerError', param: null, code: 500 });
+      return;
+    }
+    const stream = request['stream'] === true && streaming;
+    if (mode === 'malformed-json') {
+      if (stream) {
+        res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8' });
+        res.end(`data: {"id":"chatcmpl-${randomHex(16)}","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"The capi\n\ndata: [DONE]\n\n`);
+      } else {
+        const body = `{"id":"chatcmpl-${randomHex(16)}","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"The capi`;
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+        res.end(body);
+      }
+      return;
+    }
+    if (mode === 'slow') {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, slowMs);
+        res.on('close', () => { clearTimeout(timer); resolve(); });
+      });
+      if (res.destroyed) return;
+    }
+    const messages = Array.isArray(request['messages']) ? (request['messages'] as unknown[]) : [];
+    const prompt = messages.map(textOf).join('\n');
+    const a = compose(request);
+    if (stream) {
+      const options = request['stream_options'];
+      const includeUsage = typeof options === 'object' && options !== null && (options as { include_usage?: unknown }).include_usage === true;
+      await streamAnswer(res, prompt, a, includeUsage);
+    } else {
+      json(res, 200, completionBody(prompt, a));
+    }
+  }
+
+  function runChat(req: IncomingMessage, res: ServerResponse): void {
+    activeChats += 1;
+    maxConcurrentChats = Math.max(maxConcurrentChats, activeChats);
+    void chat(req, res).finally(() => { activeChats -= 1; });
   }
 
   function route(req: IncomingMessage, res: ServerResponse, engineDead: boolean): void {
@@ -233,6 +460,10 @@ export async function startSimServer(options: SimServerOptions = {}): Promise<Si
       empty(res, engineDead ? 503 : 200);
       return;
     }
+    if (apiKey !== undefined && path.startsWith('/v1/') && path !== '/v1/chat/completions' && req.headers.authorization !== `Bearer ${apiKey}`) {
+      json(res, 401, { error: 'Unauthorized' });
+      return;
+    }
     if (path === '/v1/models') {
       if (method !== 'GET') json(res, 405, { detail: 'Method Not Allowed' });
       else models(res);
@@ -241,7 +472,7 @@ export async function startSimServer(options: SimServerOptions = {}): Promise<Si
     if (path === '/v1/chat/completions') {
       if (method !== 'POST') json(res, 405, { detail: 'Method Not Allowed' });
       else if (engineDead) json(res, 500, { object: 'error', message: 'EngineCore encountered an issue. See stack trace (above) for the root cause.', type: 'InternalServerError', param: null, code: 500 });
-      else void chat(req, res);
+      else runChat(req, res);
       return;
     }
     json(res, 404, { detail: 'Not Found' });
@@ -321,6 +552,10 @@ export async function startSimServer(options: SimServerOptions = {}): Promise<Si
     port,
     get mode() { return mode; },
     get requests() { return requests; },
+    get answerMode() { return answerMode; },
+    get chatRequests() { return chatLog; },
+    get maxConcurrentChats() { return maxConcurrentChats; },
+    setAnswerMode(next: SimAnswerMode): void { answerMode = next; },
     setMode(next: SimMode): Promise<void> {
       const step = pending.then(async () => {
         if (closed) throw new Error('simulated server is closed');

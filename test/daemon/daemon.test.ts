@@ -67,7 +67,7 @@ interface Rig {
   target(): Promise<Record<string, unknown>>;
 }
 
-async function rig(options: { gpu?: string; budgets?: string } = {}): Promise<Rig> {
+async function rig(options: { gpu?: string; budgets?: string; smoke?: string; api?: string } = {}): Promise<Rig> {
   const journalDir = mkdtempSync(join(tmpdir(), 'mw-daemon-'));
   const sim = await startSimServer({ mode: 'loading' });
   cleanups.push(() => sim.close());
@@ -79,13 +79,15 @@ async function rig(options: { gpu?: string; budgets?: string } = {}): Promise<Ri
   append(['Started vllm.service - vLLM server.', vllm('APIServer pid=1', 'INFO', "non-default args: {'model': 'moonshotai/Kimi-K2.5', 'tensor_parallel_size': 8}")]);
   const cfg = config(`
 ${options.gpu ?? 'gpu: { enabled: false }'}
+${options.api ?? ''}
 defaults: { health: { intervalLoading: 100ms, intervalReady: 100ms, timeout: 1s } }
 targets:
   kimi:
     engine: vllm
     url: ${sim.url}
     logs: { journal: { unit: vllm.service, file: ${join(journalDir, 'capture.journal')} } }
-${options.budgets ?? ''}`);
+${options.budgets ?? ''}
+    smoke: ${options.smoke ?? '{ probes: [capital, tool_call, determinism], timeout: 5s }'}`);
   const start = async (): Promise<Daemon> => {
     const d = await startDaemon(cfg, { listen: { host: '127.0.0.1', port: 0 }, logLevel: false, tickMs: 100, pollMs: 200 });
     cleanups.push(() => d.close());
@@ -124,7 +126,8 @@ describe.runIf(haveJournalTools)('modelwatch run (daemon end to end, time compre
     const t = await r.target();
     expect((t['phases'] as { phase: string }[]).map((p) => p.phase)).toEqual(['starting', 'loading_weights', 'compiling', 'warming_up', 'ready']);
     expect(t['progress']).toMatchObject({ weight_shards: { done: 8, total: 8 } });
-    expect((await get(`${r.daemon.address}/api/v1/targets/kimi/ready`)).status).toBe(200);
+    // The gate opens once the canary passed against the (correctly answering) simulated server.
+    await until('gate open', async () => ((await get(`${r.daemon.address}/api/v1/targets/kimi/ready`)).status === 200 ? true : undefined), 15_000);
     const m = await until('health and GPUs seen', async () => {
       const text = await r.metrics();
       const gpus = (text.match(/^modelwatch_gpu_memory_used_bytes\{gpu="\d"/gm) ?? []).length;
@@ -276,4 +279,75 @@ describe.runIf(haveJournalTools)('modelwatch run (daemon end to end, time compre
     expect(seen).toContain('event: transition');
     res.body.destroy();
   });
+
+  describe('the smoke canary and the readiness gate', () => {
+    const load = [
+      vllm('Worker_TP0 pid=415', 'INFO', 'Starting to load model moonshotai/Kimi-K2.5...'),
+      vllm('APIServer pid=1', 'INFO', 'Starting vLLM server on http://0.0.0.0:8000'),
+    ];
+
+    it('opens the gate once the canary passes on the ready server, with smoke metrics', async () => {
+      const r = await rig();
+      r.append(load);
+      await r.sim.setMode('ready');
+      const gate = await until('gate open', async () => {
+        const res = await get(`${r.daemon.address}/api/v1/targets/kimi/ready`);
+        return res.status === 200 ? res : undefined;
+      }, 15_000);
+      expect(gate.text).toContain('verified');
+      const m = await r.metrics();
+      expect(m).toContain('modelwatch_smoke_success{target="kimi",probe="capital"} 1');
+      expect(m).toContain('modelwatch_ready{target="kimi"} 1');
+      const t = await r.target();
+      expect(t['canary']).toMatchObject({ last: { ok: true, trigger: 'ready' } });
+    });
+
+    it('keeps the phase ready but the gate closed when the server answers garbage, and says why', async () => {
+      const r = await rig();
+      r.sim.setAnswerMode('garbage-bang');
+      r.append(load);
+      await r.sim.setMode('ready');
+      const t = await until('canary failed', async () => {
+        const s = await r.target();
+        const last = (s['canary'] as { last: { ok: boolean } | null }).last;
+        return last !== null && !last.ok ? s : undefined;
+      }, 15_000);
+      expect(t['phase']).toBe('ready');
+      const gate = await get(`${r.daemon.address}/api/v1/targets/kimi/ready`);
+      expect(gate.status).toBe(503);
+      expect(gate.text).toMatch(/smoke canary failed: capital/);
+      expect(await r.metrics()).toContain('modelwatch_ready{target="kimi"} 0');
+    });
+
+    it('runs on demand only with the configured bearer token, rate limited', async () => {
+      process.env['MW_TEST_TOKEN'] = 's3cret-token-value';
+      cleanups.push(() => {
+        delete process.env['MW_TEST_TOKEN'];
+        return Promise.resolve();
+      });
+      const r = await rig({ api: 'api: { tokenEnv: MW_TEST_TOKEN }' });
+      r.append(load);
+      await r.sim.setMode('ready');
+      await until('first canary done', async () => ((await r.target())['canary'] as { last: unknown }).last ?? undefined, 15_000);
+      const post = async (auth?: string) => {
+        const res = await request(`${r.daemon.address}/api/v1/targets/kimi/smoke`, { method: 'POST', headers: auth === undefined ? {} : { authorization: auth } });
+        return { status: res.statusCode, text: await res.body.text() };
+      };
+      expect((await post()).status).toBe(401);
+      expect((await post('Bearer wrong')).status).toBe(401);
+      const ok = await post('Bearer s3cret-token-value');
+      expect(ok.status).toBe(202);
+      expect((await post('Bearer s3cret-token-value')).status).toBe(429);
+      const all = (await r.metrics()) + JSON.stringify(await r.target()) + (await get(`${r.daemon.address}/healthz`)).text;
+      expect(all).not.toContain('s3cret-token-value');
+    });
+
+    it('refuses on-demand runs when no token is configured', async () => {
+      const r = await rig();
+      const res = await request(`${r.daemon.address}/api/v1/targets/kimi/smoke`, { method: 'POST', headers: { authorization: 'Bearer anything' } });
+      expect(res.statusCode).toBe(403);
+      await res.body.text();
+    });
+  });
 });
+

@@ -8,8 +8,8 @@ import { profileOf } from '../support/engine.js';
 
 const T0 = Date.parse('2026-11-30T09:00:00Z');
 
-function runtime(logs = 'logs: { journal: { unit: vllm.service } }') {
-  const r = validateConfigText(`targets:\n  kimi:\n    engine: vllm\n    url: http://127.0.0.1:8000\n    ${logs}\n    stallBudgets: { compiling: 5m }\n`, 't.yaml');
+function runtime(logs = 'logs: { journal: { unit: vllm.service } }', smoke = 'true') {
+  const r = validateConfigText(`targets:\n  kimi:\n    engine: vllm\n    url: http://127.0.0.1:8000\n    ${logs}\n    stallBudgets: { compiling: 5m }\n    smoke: { enabled: ${smoke} }\n`, 't.yaml');
   if (r.config === undefined) throw new Error(String(r.problems));
   const cfg = r.config.targets['kimi'];
   if (cfg === undefined) throw new Error('no target');
@@ -60,12 +60,12 @@ describe('TargetRuntime', () => {
   });
 
   it('takes health 200 as ready and two failed checks after ready as down', () => {
-    const { t, line, at } = runtime();
+    const { t, line, at } = runtime(undefined, 'false');
     line(1, 'INFO 11-30 09:00:01 [x.py:1] Starting to load model moonshotai/Kimi-K2.5...');
     t.observe({ kind: 'health', target: 'kimi', at: at(2), status: 0, durationMs: 1, error: 'ECONNREFUSED' });
     expect(t.phase).toBe('loading_weights');
     t.observe({ kind: 'health', target: 'kimi', at: at(600), status: 200, durationMs: 2 });
-    expect(t.readiness()).toEqual({ ready: true, reason: 'ready' });
+    expect(t.readiness()).toEqual({ ready: true, reason: 'ready (smoke canary disabled)' });
     t.observe({ kind: 'health', target: 'kimi', at: at(620), status: 503, durationMs: 2 });
     expect(t.phase).toBe('ready');
     t.observe({ kind: 'health', target: 'kimi', at: at(640), status: 503, durationMs: 2 });
@@ -96,5 +96,25 @@ describe('TargetRuntime', () => {
     line(1, 'INFO 11-30 09:00:01 [x.py:1] Starting to load model moonshotai/Kimi-K2.5...');
     t.observe({ kind: 'gpu', at: at(30), gpus: [gpu(0, 10), gpu(1, 10, 'GPU is lost')] });
     expect(t.status()).toMatchObject({ phase: 'crashed', crash: { reason: 'gpu_fault', line: expect.stringContaining('GPU 1') as string } });
+  });
+
+  it('opens the gate only when the canary of this attempt passed, and says why not', async () => {
+    const { t, line, at, metrics, events } = runtime();
+    line(1, 'INFO 11-30 09:00:01 [x.py:1] Starting to load model moonshotai/Kimi-K2.5...');
+    t.observe({ kind: 'health', target: 'kimi', at: at(600), status: 200, durationMs: 2 });
+    expect(t.readiness()).toEqual({ ready: false, reason: 'ready, waiting for the smoke canary' });
+    t.canaryStarted('ready');
+    expect(t.readiness().reason).toBe('ready, smoke canary running');
+    const result = (probe: string, ok: boolean, reason: string) => ({ probe, ok, reason, status: 200, latencyMs: 900, ttftMs: 120, tokensPerSecond: 42, reasoningLength: 310, content: ok ? 'Paris.' : '!!!!!!!!', usage: null, at: at(601) });
+    t.recordCanary({ attempt: 1, ok: false, at: at(601), trigger: 'ready', model: 'm', results: [result('capital', false, 'garbage: one character repeated')] });
+    expect(t.phase).toBe('ready');
+    expect(t.readiness()).toEqual({ ready: false, reason: 'smoke canary failed: capital: garbage: one character repeated' });
+    expect(await metrics.render()).toContain('modelwatch_smoke_success{target="kimi",probe="capital"} 0');
+    expect(events.at(-1)).toMatchObject({ type: 'canary', ok: false });
+    t.recordCanary({ attempt: 1, ok: true, at: at(700), trigger: 'api', model: 'm', results: [result('capital', true, 'says Paris')] });
+    expect(t.readiness().ready).toBe(true);
+    const text = await metrics.render();
+    expect(text).toContain('modelwatch_ready{target="kimi"} 1');
+    expect(text).toContain('modelwatch_smoke_ttft_seconds{target="kimi",probe="capital"} 0.12');
   });
 });

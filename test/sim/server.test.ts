@@ -80,6 +80,37 @@ describe('startSimServer', () => {
     expect(res.text).toContain('"content":"!!!!!!!!"');
   });
 
+  it('chat completions stream like vLLM: chunk objects, usage chunk with include_usage, [DONE]', async () => {
+    server = await startSimServer({ reasoningField: 'both', chunkDelayMs: 0 });
+    const res = await get(`${server.url}/v1/chat/completions`, {
+      method: 'POST',
+      body: JSON.stringify({ messages: [{ role: 'user', content: 'What is the capital of France?' }], stream: true, stream_options: { include_usage: true } }),
+    });
+    expect(res.type).toMatch(/^text\/event-stream/);
+    const events = res.text.split('\n\n').filter((e) => e !== '').map((e) => e.replace(/^data: /, ''));
+    expect(events.at(-1)).toBe('[DONE]');
+    const chunks = events.slice(0, -1).map((e) => JSON.parse(e) as { object: string; choices: { delta: Record<string, string>; finish_reason: string | null }[]; usage?: { completion_tokens: number } });
+    for (const c of chunks) expect(c.object).toBe('chat.completion.chunk');
+    expect(chunks[0]?.choices[0]?.delta).toEqual({ role: 'assistant', content: '' });
+    expect(chunks.map((c) => c.choices[0]?.delta['content'] ?? '').join('')).toBe('The capital of France is Paris.');
+    expect(chunks.map((c) => c.choices[0]?.delta['reasoning'] ?? '').join('')).toBe(chunks.map((c) => c.choices[0]?.delta['reasoning_content'] ?? '').join(''));
+    expect(chunks.at(-2)?.choices[0]?.finish_reason).toBe('stop');
+    expect(chunks.at(-1)).toMatchObject({ choices: [], usage: { completion_tokens: expect.any(Number) as number } });
+  });
+
+  it('answer modes switch at run time; apiKey guards /v1 but not /health', async () => {
+    server = await startSimServer({ apiKey: 'k' });
+    expect((await get(`${server.url}/health`)).status).toBe(200);
+    expect((await get(`${server.url}/v1/models`)).status).toBe(401);
+    expect((await get(`${server.url}/v1/chat/completions`, { method: 'POST', body: '{"messages":[]}' })).status).toBe(401);
+    server.setAnswerMode('http-500');
+    expect(server.answerMode).toBe('http-500');
+    const res = await request(`${server.url}/v1/chat/completions`, { dispatcher: agent, method: 'POST', body: '{"messages":[]}', headers: { authorization: 'Bearer k' } });
+    expect(res.statusCode).toBe(500);
+    await res.body.text();
+    expect(server.chatRequests.map((r) => r.authorization)).toEqual([undefined, 'Bearer k']);
+  });
+
   it('loading-503: llama.cpp body on /health, /v1/models still answers', async () => {
     server = await startSimServer({ mode: 'loading-503' });
     const health = await get(`${server.url}/health`);
