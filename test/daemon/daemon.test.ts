@@ -67,9 +67,9 @@ interface Rig {
   target(): Promise<Record<string, unknown>>;
 }
 
-async function rig(options: { gpu?: string; budgets?: string; smoke?: string; api?: string } = {}): Promise<Rig> {
+async function rig(options: { gpu?: string; budgets?: string; smoke?: string; api?: string; simApiKey?: string } = {}): Promise<Rig> {
   const journalDir = mkdtempSync(join(tmpdir(), 'mw-daemon-'));
-  const sim = await startSimServer({ mode: 'loading' });
+  const sim = await startSimServer({ mode: 'loading', apiKey: options.simApiKey });
   cleanups.push(() => sim.close());
   let t = Date.now();
   const append = (messages: readonly string[]): void => {
@@ -348,6 +348,55 @@ describe.runIf(haveJournalTools)('modelwatch run (daemon end to end, time compre
       expect(res.statusCode).toBe(403);
       await res.body.text();
     });
+
+    it.each([
+      ['garbage-salad', 'capital', /garbage/],
+      ['broken-tool', 'tool_call', /tool_call/],
+      ['no-tool', 'tool_call', /tool_call/],
+      ['nondeterministic', 'determinism', /determinism/],
+      ['http-500', 'capital', /500/],
+      ['malformed-json', 'capital', /capital/],
+    ] as const)('closes the gate when the server answers %s (fails %s)', async (mode, probe, why) => {
+      const r = await rig();
+      r.sim.setAnswerMode(mode);
+      r.append(load);
+      await r.sim.setMode('ready');
+      const run = await until('canary failed', async () => {
+        const last = ((await r.target())['canary'] as { last: { ok: boolean; results: { probe: string; ok: boolean; reason: string }[] } | null }).last;
+        return last !== null && !last.ok ? last : undefined;
+      }, 20_000);
+      const failed = run.results.find((x) => x.probe === probe);
+      expect(failed?.ok).toBe(false);
+      const gate = await get(`${r.daemon.address}/api/v1/targets/kimi/ready`);
+      expect(gate.status).toBe(503);
+      expect(gate.text).toMatch(why);
+    });
+
+    it('sends the API key from the environment and never shows it, and re-runs on the cron schedule', async () => {
+      process.env['MW_TEST_API_KEY'] = 'sk-test-0123456789abcdef';
+      cleanups.push(() => {
+        delete process.env['MW_TEST_API_KEY'];
+        return Promise.resolve();
+      });
+      const r = await rig({ simApiKey: 'sk-test-0123456789abcdef', smoke: "{ probes: [capital], timeout: 5s, apiKeyEnv: MW_TEST_API_KEY, schedule: '* * * * * *' }" });
+      const seen: string[] = [];
+      const res = await request(`${r.daemon.address}/api/v1/events`);
+      const reading = (async () => {
+        for await (const chunk of res.body) {
+          seen.push((chunk as Buffer).toString());
+          if (seen.join('').includes('"trigger":"schedule"')) break;
+        }
+      })();
+      r.append(load);
+      await r.sim.setMode('ready');
+      await reading;
+      res.body.destroy();
+      const events = seen.join('');
+      const canaries = events.split('\n').filter((l) => l.startsWith('data: ') && l.includes('"type":"canary"')).map((l) => JSON.parse(l.slice(6)) as { ok: boolean; trigger: string });
+      expect(canaries.filter((c) => c.trigger === 'ready')).toMatchObject([{ ok: true }]);
+      const everything = events + (await r.metrics()) + JSON.stringify(await r.target()) + (await get(`${r.daemon.address}/healthz`)).text;
+      expect(everything).not.toContain('sk-test-0123456789abcdef');
+      expect((await get(`${r.daemon.address}/api/v1/targets/kimi/ready`)).status).toBe(200);
+    }, 20_000);
   });
 });
-
