@@ -315,8 +315,13 @@ export class TargetRuntime {
       ((state.invocationId !== null && prev.invocationId !== null && state.invocationId !== prev.invocationId) ||
         (state.mainPid !== null && prev.mainPid !== null && state.mainPid !== prev.mainPid));
     if (restarted) {
-      this.signal({ type: 'restarted', detail: `unit restarted (invocation ${state.invocationId ?? '?'}, main PID ${state.mainPid ?? '?'})` }, at);
+      this.signal({ type: 'restarted', detail: `unit restarted (invocation ${state.invocationId ?? '?'}, main PID ${state.mainPid ?? '?'})` }, state.startedAt ?? at);
       return;
+    }
+    // A running unit whose logs say nothing yet (journal unreadable, or not read yet) is still a
+    // load under way: start the attempt at the unit's own start time.
+    if (this.phase === 'down' && (state.activeState === 'active' || state.activeState === 'activating') && state.mainPid !== null) {
+      this.signal({ type: 'restarted', detail: `unit ${state.activeState}/${state.subState}, main PID ${state.mainPid}` }, state.startedAt ?? at);
     }
     if (state.activeState === 'failed' || (prev?.activeState === 'active' && state.activeState === 'inactive')) {
       const status = state.execMainStatus;

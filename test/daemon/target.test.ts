@@ -117,4 +117,12 @@ describe('TargetRuntime', () => {
     expect(text).toContain('modelwatch_ready{target="kimi"} 1');
     expect(text).toContain('modelwatch_smoke_ttft_seconds{target="kimi",probe="capital"} 0.12');
   });
+
+  it('starts an attempt from a running unit when no log line has come, at the unit start time', () => {
+    const { t, at } = runtime();
+    t.observe({ kind: 'unit', target: 'kimi', at: at(300), state: unit({ startedAt: T0 + 5000 }) });
+    expect(t.status()).toMatchObject({ phase: 'starting', attempt: 1, startedAt: new Date(T0 + 5000).toISOString() });
+    t.observe({ kind: 'unit', target: 'kimi', at: at(400), state: unit({ activeState: 'failed', subState: 'failed', mainPid: null, execMainStatus: 1, startedAt: T0 + 5000 }) });
+    expect(t.phase).toBe('crashed');
+  });
 });
