@@ -98,6 +98,18 @@ describe('llamacpp profile: phase markers', () => {
     expect(m.snapshot().version).toBe('1990');
   });
 
+  it('walks a mid-2024 JSON-log start whose lines name the text "msg"', () => {
+    const m = run([
+      '{"tid":"140625866508096","timestamp":1713587840,"level":"INFO","function":"main","line":2796,"msg":"build info","build":2700,"commit":"aed82f68"}',
+      '{"tid":"140625866508096","timestamp":1713587840,"level":"INFO","function":"load_model","line":683,"msg":"loading model"}',
+      'llm_load_tensors: offloaded 33/33 layers to GPU',
+      '{"tid":"0x1fd44a080","timestamp":1711270965,"level":"INFO","function":"init","line":702,"msg":"initializing slots","n_slots":1}',
+      '{"tid":"0x1fd44a080","timestamp":1711270965,"level":"INFO","function":"main","line":2881,"msg":"model loaded"}',
+    ]);
+    expect(phasesOf(m)).toEqual(['starting', 'loading_weights', 'warming_up', 'ready']);
+    expect(classify('{"tid":"1","timestamp":1,"level":"INFO","function":"main","line":1,"msg":"build info","build":2700,"commit":"aed82f68"}')).toMatchObject({ restart: true });
+  });
+
   it('reads the version and opens an attempt at the build banner', () => {
     expect(classify(head[0]!)).toMatchObject({ restart: true, version: '6000 (a1b2c3d4)' });
     expect(classify('build_info: b8680-15f786e65')).toMatchObject({ restart: true, version: 'b8680-15f786e65' });

@@ -78,6 +78,33 @@ describe('vLLM profile across versions', () => {
     expect(s.crash).toMatchObject({ reason, line: `ERROR 05-01 09:00:30 [core.py:1] ${line}` });
   });
 
+  // vLLM >= 0.10 builds ModelConfig as a pydantic dataclass: a refusal is a generic header plus a "Value error, ..." detail line.
+  it.each([
+    ["  Value error, Model architectures ['UrsaForConditionalGeneration'] are not supported for now. Supported architectures: dict_keys([...])", 'unsupported_model'],
+    ['  Value error, The checkpoint you are trying to load has model type `gemma4` but Transformers does not recognize this architecture.', 'unsupported_model'],
+    ["  Value error, Invalid repository ID or local directory specified: 'org/missing'.", 'model_not_found'],
+    ['  Value error, Unknown quantization method: bitsandbytes. Must be one of [\'awq\', \'fp8\'] [type=value_error, input_value=ArgsKwargs((), {}), input_type=ArgsKwargs]', 'config_error'],
+  ])('reads the pydantic detail line %s as the root cause (%s), not its header', (detail, reason) => {
+    const s = replay([
+      '(APIServer pid=1) INFO 03-04 22:33:06 [utils.py:223] non-default args: {\'model\': \'x\'}',
+      '(APIServer pid=1) pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig',
+      `(APIServer pid=1) ${detail}`,
+      '(APIServer pid=1)     For further information visit https://errors.pydantic.dev/2.13/v/value_error',
+    ]);
+    expect(s.phase).toBe('crashed');
+    expect(s.crash).toMatchObject({ reason, line: `(APIServer pid=1) ${detail}` });
+  });
+
+  it('keeps a failed architecture inspection generic: its cause was logged above', () => {
+    const header = '(APIServer pid=1) pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig';
+    const s = replay([
+      '(APIServer pid=1) INFO 03-04 22:33:06 [utils.py:223] non-default args: {\'model\': \'x\'}',
+      header,
+      "(APIServer pid=1)   Value error, Model architectures ['Gemma4ForConditionalGeneration'] failed to be inspected. Please check the logs for more details. [type=value_error]",
+    ]);
+    expect(s.crash).toMatchObject({ reason: 'unknown', line: header });
+  });
+
   it.each([
     'No available block found in 60 second. ',
     'No available shared memory broadcast block found in 60 second.',
