@@ -1,6 +1,10 @@
 # modelwatch: build stage compiles TypeScript; the runtime stage holds only dist/, config/ and
 # production dependencies, and runs as a non-root user.
 FROM node:20-bookworm-slim AS build
+# better-sqlite3 compiles from source when no prebuilt binary can be fetched.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 make g++ \
+ && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -12,6 +16,7 @@ RUN npm run build && npm prune --omit=dev
 FROM node:20-bookworm-slim
 ENV NODE_ENV=production
 WORKDIR /app
+RUN mkdir -p /var/lib/modelwatch && chown node:node /var/lib/modelwatch
 COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist

@@ -31,7 +31,7 @@ export async function measureDetectLatency(samples: number): Promise<{ p50: numb
   };
   append(['Started vllm.service - vLLM server.']);
   const r = validateConfigText(
-    `gpu: { enabled: false }\ntargets:\n  bench:\n    engine: vllm\n    url: ${sim.url}\n    logs: { journal: { unit: vllm.service, file: ${join(dir, 'capture.journal')} } }\n`,
+    `gpu: { enabled: false }\nhistory: { path: ${join(dir, 'history.db')} }\ntargets:\n  bench:\n    engine: vllm\n    url: ${sim.url}\n    logs: { journal: { unit: vllm.service, file: ${join(dir, 'capture.journal')} } }\n`,
     'bench.yaml',
   );
   if (r.config === undefined) throw new Error(String(r.problems));

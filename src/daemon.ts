@@ -3,12 +3,17 @@
  * routes their observations, ticks stall budgets, and serves the HTTP API. One AbortSignal runs
  * through every source; close() stops them in order and the server last.
  */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { loadEngineCatalog } from './config/engines.js';
 import type { Config } from './config/schema.js';
 import { CanaryDriver } from './daemon/canary.js';
 import { EventHub } from './daemon/events.js';
 import { ModelwatchError } from './errors.js';
+import { HistoryRecorder } from './daemon/recorder.js';
 import { readSecret, tokenMatches } from './daemon/secrets.js';
+import { openHistory, type History } from './history/database.js';
+import { scheduleCron } from './schedule.js';
 import { TargetRuntime } from './daemon/target.js';
 import { Metrics } from './metrics/registry.js';
 import { buildServer, type DaemonView, type Log } from './server/server.js';
@@ -87,6 +92,7 @@ export async function startDaemon(config: Config, options: DaemonOptions = {}): 
     status: (name) => targets.get(name)?.status(),
     readiness: (name) => targets.get(name)?.readiness(),
     recentEvents: () => hub.recent(),
+    loads: (name, limit) => (targets.has(name) ? (history?.listLoads(name, { limit }) ?? []) : undefined),
     subscribe: (l) => hub.subscribe(l),
     triggerSmoke: async (name, authorization) => {
       const driver = drivers.get(name);
@@ -114,6 +120,15 @@ export async function startDaemon(config: Config, options: DaemonOptions = {}): 
   };
   const server = buildServer(view, { logLevel: options.logLevel ?? 'info' });
   const log = server.log;
+  // The history is an aid, not a condition: without it the daemon still watches.
+  let history: History | undefined;
+  try {
+    mkdirSync(dirname(config.history.path), { recursive: true });
+    history = openHistory(config.history.path);
+  } catch (err) {
+    log.warn({ path: config.history.path, err: String(err) }, 'load history unavailable');
+  }
+  const recorder = history === undefined ? undefined : new HistoryRecorder(history, (err) => { log.warn({ err: String(err) }, 'load history write failed'); });
 
   for (const name of names) {
     const cfg = config.targets[name];
@@ -128,6 +143,7 @@ export async function startDaemon(config: Config, options: DaemonOptions = {}): 
           log[level](fields, msg);
         },
         onReady: (attempt) => drivers.get(name)?.onReady(attempt),
+        recorder,
       }),
     );
   }
@@ -189,6 +205,17 @@ export async function startDaemon(config: Config, options: DaemonOptions = {}): 
       log.error({ source: s.name, err: String(err) }, 'source failed');
     }),
   );
+  const retentionDays = config.history.retentionDays;
+  if (history !== undefined && retentionDays > 0) {
+    const store = history;
+    const prune = (): Promise<void> => {
+      const removed = store.prune(Date.now() - retentionDays * 86_400_000);
+      if (removed > 0) log.info({ removed }, 'load history pruned');
+      return Promise.resolve();
+    };
+    void prune();
+    scheduleCron('17 3 * * *', prune, signal, (err) => { log.warn({ err: String(err) }, 'load history prune failed'); });
+  }
   const ticker = setInterval(() => {
     const now = Date.now();
     for (const t of targets.values()) t.tick(now);
@@ -214,6 +241,7 @@ export async function startDaemon(config: Config, options: DaemonOptions = {}): 
       clearInterval(ticker);
       await Promise.all(running);
       await server.close();
+      history?.close();
     },
   };
 }

@@ -11,6 +11,7 @@ import type { Metrics } from '../metrics/registry.js';
 import type { GpuProcess, GpuSample, Observation, SourceName, UnitState } from '../sources/source.js';
 import { lineClasses, type CrashReason, type LineClass, type Phase } from '../types.js';
 import type { DaemonEvent } from './events.js';
+import type { LoadRecorder } from './recorder.js';
 
 /** One probe's result in a canary run (what the API and events show). */
 export interface CanaryResult {
@@ -41,6 +42,8 @@ export interface CanaryRun {
 
 /** Where a runtime reports, and its clock. */
 export interface TargetDeps {
+  /** Where attempts are recorded (the load history); none in tests that do not need it. */
+  readonly recorder?: LoadRecorder | undefined;
   /** Called when an attempt reaches ready (the daemon starts the canary). */
   readonly onReady?: ((attempt: number) => void) | undefined;
   readonly metrics: Metrics;
@@ -192,6 +195,7 @@ export class TargetRuntime {
   recordCanary(run: CanaryRun): void {
     this.canaryRunning = null;
     if (run.attempt === this.attempt) this.canary = run;
+    this.deps.recorder?.canary(this.name, run.attempt, run.ok, JSON.stringify({ trigger: run.trigger, model: run.model, error: run.error ?? null, results: run.results }));
     for (const r of run.results) this.deps.metrics.setSmoke(this.name, r);
     this.deps.metrics.setReady(this.name, this.readiness().ready);
     const failed = run.results.filter((r) => !r.ok);
@@ -399,18 +403,32 @@ export class TargetRuntime {
       case 'attempt':
         this.countCrash();
         this.attemptStartedAt = e.at;
+        this.deps.recorder?.attemptStarted({
+          target: this.name,
+          engine: this.profile.name,
+          model: this.config.smoke.model ?? this.name,
+          attempt: e.attempt,
+          startedAt: e.at ?? this.deps.now(),
+          invocation: this.unit?.invocationId ?? null,
+          engineVersion: s.version,
+        });
         this.stallInfo = null;
         this.crashContext = [];
         this.deps.publish({ ...base, type: 'attempt', at: iso(e.at) ?? iso(this.deps.now()) ?? '', line: e.line });
         this.deps.log('info', 'load attempt started', { target: this.name, attempt: e.attempt });
         break;
       case 'transition': {
-        if (this.phaseEnteredAt !== null && e.at !== null && e.from !== 'down') m.phaseEnded(this.name, e.from, (e.at - this.phaseEnteredAt) / 1000);
+        if (this.phaseEnteredAt !== null && e.at !== null && e.from !== 'down') {
+          m.phaseEnded(this.name, e.from, (e.at - this.phaseEnteredAt) / 1000);
+          this.deps.recorder?.phaseEnded(this.name, e.attempt, e.from, e.at - this.phaseEnteredAt, s.longestSilenceMs[e.from] ?? 0);
+        }
+        if (e.at !== null) this.deps.recorder?.phaseEntered(this.name, e.attempt, e.to, e.at);
         this.phaseEnteredAt = e.at;
         m.setPhase(this.name, e.to, e.at, s.startedAt);
         m.setReady(this.name, this.readiness().ready);
         if ((e.to === 'ready' || e.to === 'crashed') && this.attemptStartedAt !== null && e.at !== null) {
           m.loadEnded(this.name, e.to, (e.at - this.attemptStartedAt) / 1000);
+          this.deps.recorder?.attemptEnded(this.name, e.attempt, { at: e.at, outcome: e.to, reason: s.crash?.reason, line: s.crash?.line, engineVersion: s.version });
         }
         m.setStall(this.name, s.stalled, s.lastProgressAt);
         this.deps.publish({ ...base, type: 'transition', at: iso(e.at) ?? '', from: e.from, to: e.to, line: e.line });
@@ -419,6 +437,7 @@ export class TargetRuntime {
         break;
       }
       case 'crash':
+        if (e.revised) this.deps.recorder?.attemptEnded(this.name, e.attempt, { at: e.crash.at ?? this.deps.now(), outcome: 'crashed', reason: e.crash.reason, line: e.crash.line, engineVersion: s.version });
         if (e.revised && this.uncounted !== null) this.uncounted.reason = e.crash.reason;
         else if (!e.revised) {
           this.countCrash();

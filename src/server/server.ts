@@ -13,6 +13,8 @@ export interface DaemonView {
   status(name: string): Record<string, unknown> | undefined;
   readiness(name: string): { ready: boolean; reason: string } | undefined;
   recentEvents(): readonly DaemonEvent[];
+  /** Past load attempts of a target, newest first; undefined for an unknown target. */
+  loads(name: string, limit: number): readonly unknown[] | undefined;
   subscribe(listener: (e: DaemonEvent) => void): () => void;
   /** The daemon's own health: its sources and uptime. */
   self(): Record<string, unknown>;
@@ -89,6 +91,13 @@ function buildApp(view: DaemonView, options: ServerOptions): FastifyInstance {
     const s = view.status(req.params.name);
     if (s === undefined) return reply.code(404).send({ error: `no target "${req.params.name}"` });
     return s;
+  });
+
+  app.get<{ Params: { name: string }; Querystring: { limit?: string } }>('/api/v1/targets/:name/loads', (req, reply) => {
+    const limit = Math.min(500, Math.max(1, Number(req.query.limit ?? 50) || 50));
+    const loads = view.loads(req.params.name, limit);
+    if (loads === undefined) return reply.code(404).send({ error: `no target "${req.params.name}"` });
+    return { target: req.params.name, loads };
   });
 
   app.get<{ Params: { name: string } }>('/api/v1/targets/:name/ready', (req, reply) => {

@@ -25,7 +25,7 @@ describe.runIf(haveJournalTools)('modelwatch run (the process)', () => {
     buildJournal([{ message: 'Started vllm.service - vLLM server.', at: Date.now() }], dir);
     const sim = await startSimServer({ mode: 'loading' });
     const cfg = join(dir, 'modelwatch.yaml');
-    writeFileSync(cfg, `gpu: { enabled: false }\ntargets:\n  kimi:\n    engine: vllm\n    url: ${sim.url}\n    logs: { journal: { unit: vllm.service, file: ${join(dir, 'capture.journal')} } }\n`);
+    writeFileSync(cfg, `gpu: { enabled: false }\nhistory: { path: ${join(dir, 'history.db')} }\ntargets:\n  kimi:\n    engine: vllm\n    url: ${sim.url}\n    logs: { journal: { unit: vllm.service, file: ${join(dir, 'capture.journal')} } }\n`);
     const port = 20_000 + Math.floor(Math.random() * 20_000);
     const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src', 'cli.ts'), 'run', '-c', cfg, '--listen', `127.0.0.1:${port}`], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';

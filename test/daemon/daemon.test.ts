@@ -80,6 +80,7 @@ async function rig(options: { gpu?: string; budgets?: string; smoke?: string; ap
   const cfg = config(`
 ${options.gpu ?? 'gpu: { enabled: false }'}
 ${options.api ?? ''}
+history: { path: ${join(journalDir, 'history.db')} }
 defaults: { health: { intervalLoading: 100ms, intervalReady: 100ms, timeout: 1s } }
 targets:
   kimi:
@@ -159,6 +160,9 @@ describe.runIf(haveJournalTools)('modelwatch run (daemon end to end, time compre
     await until('crash counted', async () => ((await r.metrics()).includes('modelwatch_crashes_total{target="kimi",reason="version_mismatch"} 1') ? true : undefined));
     expect(await r.metrics()).toContain('modelwatch_crashes_total{target="kimi",reason="unknown"} 0');
     expect((await get(`${r.daemon.address}/api/v1/targets/kimi/ready`)).text).toContain('crashed: version_mismatch');
+    const loads = JSON.parse((await get(`${r.daemon.address}/api/v1/targets/kimi/loads`)).text) as { loads: unknown[] };
+    expect(loads.loads).toMatchObject([{ outcome: 'crashed', crashReason: 'version_mismatch', crashLine: cause }]);
+    expect((await get(`${r.daemon.address}/api/v1/targets/nosuch/loads`)).status).toBe(404);
   });
 
   it('flags a load that only repeats the broadcast wait as stalled within its budget, never crashed', async () => {
@@ -207,6 +211,11 @@ describe.runIf(haveJournalTools)('modelwatch run (daemon end to end, time compre
     expect(after['attempt']).toBe(1);
     expect(after['startedAt']).toBe(before['startedAt']);
     expect(after['progress']).toMatchObject({ weight_shards: { done: 32, total: 64 } });
+    // The history continues the same attempt rather than opening a second one.
+    const loads = JSON.parse((await get(`${r.daemon.address}/api/v1/targets/kimi/loads`)).text) as { loads: { outcome: string | null; phases: { phase: string }[] }[] };
+    expect(loads.loads).toHaveLength(1);
+    expect(loads.loads[0]).toMatchObject({ outcome: null });
+    expect(loads.loads[0]?.phases.map((p) => p.phase)).toEqual(['starting', 'loading_weights']);
     expect((after['phases'] as { phase: string; at: string }[]).map((p) => p.phase)).toEqual(['starting', 'loading_weights']);
   });
 

@@ -1,0 +1,84 @@
+/**
+ * Writes load attempts into the history store as the phase machine reports them: one row per
+ * attempt, its phases with durations and longest silences, its outcome and canary result.
+ * Writes happen on transitions only, never per line; a failing store is logged, never fatal.
+ */
+import { fingerprintOf } from '../history/records.js';
+import type { History } from '../history/database.js';
+import type { CrashReason, Phase } from '../types.js';
+
+/** What a target runtime tells the history. */
+export interface LoadRecorder {
+  attemptStarted(a: { target: string; engine: string; model: string; attempt: number; startedAt: number; invocation: string | null; engineVersion: string | null }): void;
+  phaseEntered(target: string, attempt: number, phase: Phase, at: number): void;
+  phaseEnded(target: string, attempt: number, phase: Phase, durationMs: number, longestSilenceMs: number): void;
+  attemptEnded(target: string, attempt: number, e: { at: number; outcome: 'ready' | 'crashed' | 'stopped'; reason?: CrashReason | undefined; line?: string | undefined; engineVersion: string | null }): void;
+  canary(target: string, attempt: number, ok: boolean, json: string): void;
+}
+
+/** The recorder over the SQLite history. */
+export class HistoryRecorder implements LoadRecorder {
+  private readonly ids = new Map<string, { attempt: number; id: number }>();
+
+  constructor(
+    private readonly history: History,
+    private readonly onError: (err: unknown) => void,
+  ) {}
+
+  private guard(write: () => void): void {
+    try {
+      write();
+    } catch (err) {
+      this.onError(err);
+    }
+  }
+
+  private idOf(target: string, attempt: number): number | undefined {
+    const e = this.ids.get(target);
+    return e?.attempt === attempt ? e.id : undefined;
+  }
+
+  attemptStarted(a: Parameters<LoadRecorder['attemptStarted']>[0]): void {
+    this.guard(() => {
+      // After a restart of modelwatch the journal replays the same attempt: continue its row.
+      const open = this.history.findOpenLoad(a.target, a.invocation ?? undefined);
+      if (open !== undefined && open.startedAt === a.startedAt) {
+        this.ids.set(a.target, { attempt: a.attempt, id: open.id });
+        return;
+      }
+      const fp = fingerprintOf({ model: a.model, ...(a.engineVersion === null ? {} : { engineVersion: a.engineVersion }) });
+      const id = this.history.beginLoad({
+        target: a.target,
+        engine: a.engine,
+        fingerprint: fp.fingerprint,
+        fingerprintJson: fp.json,
+        invocation: a.invocation,
+        attempt: a.attempt,
+        startedAt: a.startedAt,
+        engineVersion: a.engineVersion,
+      });
+      this.ids.set(a.target, { attempt: a.attempt, id });
+    });
+  }
+
+  phaseEntered(target: string, attempt: number, phase: Phase, at: number): void {
+    const id = this.idOf(target, attempt);
+    if (id !== undefined) this.guard(() => { this.history.recordPhase(id, { phase, enteredAt: at }); });
+  }
+
+  phaseEnded(target: string, attempt: number, phase: Phase, durationMs: number, longestSilenceMs: number): void {
+    const id = this.idOf(target, attempt);
+    if (id !== undefined) this.guard(() => { this.history.closePhase(id, phase, durationMs, longestSilenceMs); });
+  }
+
+  attemptEnded(target: string, attempt: number, e: Parameters<LoadRecorder['attemptEnded']>[2]): void {
+    const id = this.idOf(target, attempt);
+    if (id === undefined) return;
+    this.guard(() => { this.history.endLoad(id, { endedAt: e.at, outcome: e.outcome, crashReason: e.reason ?? null, crashLine: e.line ?? null, engineVersion: e.engineVersion }); });
+  }
+
+  canary(target: string, attempt: number, ok: boolean, json: string): void {
+    const id = this.idOf(target, attempt);
+    if (id !== undefined) this.guard(() => { this.history.recordCanary(id, ok, json); });
+  }
+}
