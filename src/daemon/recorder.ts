@@ -14,6 +14,8 @@ export interface LoadRecorder {
   phaseEnded(target: string, attempt: number, phase: Phase, durationMs: number, longestSilenceMs: number): void;
   attemptEnded(target: string, attempt: number, e: { at: number; outcome: 'ready' | 'crashed' | 'stopped'; reason?: CrashReason | undefined; line?: string | undefined; engineVersion: string | null }): void;
   canary(target: string, attempt: number, ok: boolean, json: string): void;
+  /** GPU memory of the target's GPUs now (the store keeps the peak and the last value). */
+  gpus(target: string, attempt: number, samples: readonly { gpu: number; usedBytes: number }[]): void;
 }
 
 /** The recorder over the SQLite history. */
@@ -80,5 +82,10 @@ export class HistoryRecorder implements LoadRecorder {
   canary(target: string, attempt: number, ok: boolean, json: string): void {
     const id = this.idOf(target, attempt);
     if (id !== undefined) this.guard(() => { this.history.recordCanary(id, ok, json); });
+  }
+
+  gpus(target: string, attempt: number, samples: readonly { gpu: number; usedBytes: number }[]): void {
+    const id = this.idOf(target, attempt);
+    if (id !== undefined && samples.length > 0) this.guard(() => { this.history.recordGpus(id, samples); });
   }
 }

@@ -97,6 +97,7 @@ export class TargetRuntime {
   private canaryRunning: { trigger: string; since: number } | null = null;
   /** A crash not yet counted in `modelwatch_crashes_total`, and when it happened (wall time). */
   private uncounted: { reason: CrashReason; seenAt: number } | null = null;
+  private gpuRecordedAt = 0;
 
   constructor(
     readonly name: string,
@@ -160,8 +161,20 @@ export class TargetRuntime {
   /** Evaluates stall budgets at `now` and exports line counts. */
   tick(now: number): void {
     this.handle(this.machine.tick(now));
+    // GPU memory goes to the history once a minute and at every transition, never per sample.
+    if (now - this.gpuRecordedAt >= 60_000) this.recordGpus(now);
     if (this.uncounted !== null && now - this.uncounted.seenAt >= crashSettleMs) this.countCrash();
     this.flush();
+  }
+
+  private recordGpus(now: number): void {
+    this.gpuRecordedAt = now;
+    const phase = this.phase;
+    if (phase !== 'down' && phase !== 'crashed') this.deps.recorder?.gpus(this.name, this.attempt, this.gpuSamples());
+  }
+
+  private gpuSamples(): { gpu: number; usedBytes: number }[] {
+    return [...this.gpus.values()].filter((g) => g.memoryUsedBytes !== null).map((g) => ({ gpu: g.index, usedBytes: g.memoryUsedBytes ?? 0 }));
   }
 
   private countCrash(): void {
@@ -195,6 +208,7 @@ export class TargetRuntime {
   recordCanary(run: CanaryRun): void {
     this.canaryRunning = null;
     if (run.attempt === this.attempt) this.canary = run;
+    if (run.attempt === this.attempt) this.deps.recorder?.gpus(this.name, run.attempt, this.gpuSamples());
     this.deps.recorder?.canary(this.name, run.attempt, run.ok, JSON.stringify({ trigger: run.trigger, model: run.model, error: run.error ?? null, results: run.results }));
     for (const r of run.results) this.deps.metrics.setSmoke(this.name, r);
     this.deps.metrics.setReady(this.name, this.readiness().ready);
@@ -423,6 +437,7 @@ export class TargetRuntime {
           this.deps.recorder?.phaseEnded(this.name, e.attempt, e.from, e.at - this.phaseEnteredAt, s.longestSilenceMs[e.from] ?? 0);
         }
         if (e.at !== null) this.deps.recorder?.phaseEntered(this.name, e.attempt, e.to, e.at);
+        if (e.to === 'ready' || e.to === 'crashed') this.deps.recorder?.gpus(this.name, e.attempt, this.gpuSamples());
         this.phaseEnteredAt = e.at;
         m.setPhase(this.name, e.to, e.at, s.startedAt);
         m.setReady(this.name, this.readiness().ready);

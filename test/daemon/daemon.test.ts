@@ -140,6 +140,10 @@ describe.runIf(haveJournalTools)('modelwatch run (daemon end to end, time compre
     expect(m).toMatch(/modelwatch_log_lines_total\{target="kimi",class="benign"\} 1/);
     expect(m).toMatch(/modelwatch_load_duration_seconds_count\{target="kimi",outcome="ready"\} 1/);
     expect((m.match(/^modelwatch_gpu_memory_used_bytes\{gpu="\d"/gm) ?? []).length).toBe(8);
+    const loads = JSON.parse((await get(`${r.daemon.address}/api/v1/targets/kimi/loads`)).text) as { loads: { outcome: string; canaryOk: boolean; phases: { phase: string; durationMs: number | null }[]; gpus: unknown[] }[] };
+    expect(loads.loads[0]).toMatchObject({ outcome: 'ready', canaryOk: true });
+    expect(loads.loads[0]?.phases.map((p) => p.phase)).toEqual(['starting', 'loading_weights', 'compiling', 'warming_up', 'ready']);
+    expect(loads.loads[0]?.gpus).toHaveLength(8);
   });
 
   it('ends crashed with version_mismatch and the flashinfer line as root cause', async () => {
