@@ -14,6 +14,8 @@ commands:
   replay --engine ENGINE [--json] FILE   classify a captured log and print the load timeline
   smoke --url URL [--model M] [--probe NAME...] [--json]
                                          run the smoke canary once against an OpenAI-compatible server
+  demo [--scenario ok|crash|stall|garbage] [--speed N]
+                                         a simulated load of a large model watched by the real daemon
   check-config FILE                      validate a configuration file and list every problem
   version                                print the version
 
@@ -27,6 +29,7 @@ const commands: Readonly<Record<string, Command>> = {
   run: async (args, io) => (await import('./run.js')).runCommand(args, io),
   replay: replayCommand,
   smoke: async (args, io) => (await import('./smoke.js')).smokeCommand(args, io),
+  demo: async (args, io) => (await import('./demo.js')).demoCommand(args, io),
   'check-config': checkConfigCommand,
   version: (_args, io) => {
     io.stdout.write(`${version}\n`);

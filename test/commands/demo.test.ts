@@ -1,0 +1,66 @@
+import { existsSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { demoCommand } from '../../src/commands/demo.js';
+import { main } from '../../src/commands/main.js';
+
+async function run(fn: typeof demoCommand, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  const code = await fn(args, { stdout: { write: (t: string) => (stdout += t) }, stderr: { write: (t: string) => (stderr += t) } });
+  return { code, stdout, stderr };
+}
+
+/** The temporary directory the demo says it used (it must be gone afterwards). */
+const tempDir = (stdout: string): string => /log file followed by the daemon: (\/\S+)\/vllm\.log/.exec(stdout)?.[1] ?? '';
+
+describe('modelwatch demo', () => {
+  it('crash: exit 0 once the daemon names version_mismatch and the flashinfer line', async () => {
+    const { code, stdout, stderr } = await run(demoCommand, ['--scenario', 'crash', '--speed', '200']);
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/metrics: http:\/\/127\.0\.0\.1:\d+\/metrics/);
+    expect(stdout).toContain('phase warming_up');
+    expect(stdout).toContain('CRASHED: version_mismatch');
+    expect(stdout).toMatch(/root cause: \(Worker_TP0 pid=415\) ERROR .*RuntimeError: flashinfer-cubin version \(0\.6\.3\) does not match flashinfer-python version \(0\.6\.4\)/);
+    expect(stdout).toContain('hint: Installed packages disagree');
+    expect(stdout).toContain('as expected: PASS');
+    // Not a terminal: plain lines, no colours or cursor movement.
+    expect(stdout).not.toContain('\x1b[');
+    expect(existsSync(tempDir(stdout))).toBe(false);
+  }, 15_000);
+
+  it('ok: exit 0 with shards, CUDA graphs, GPU memory, the canary passing and the gate open', async () => {
+    const { code, stdout } = await run(demoCommand, ['--scenario', 'ok', '--speed', '150', '--listen', '127.0.0.1:0']);
+    expect(code).toBe(0);
+    for (const phase of ['starting', 'loading_weights', 'compiling', 'warming_up', 'ready']) expect(stdout).toContain(`phase ${phase}`);
+    expect(stdout).toContain('weight shards 64/64');
+    expect(stdout).toContain('CUDA graphs 51/51');
+    expect(stdout).toMatch(/GPUs 8x [\d.]+\/140\.4 GiB/);
+    expect(stdout).toContain('smoke canary: passed: PASS capital, PASS tool_call');
+    expect(stdout).toContain('readiness gate: 200 ready and verified by the smoke canary');
+    expect(stdout).not.toContain('STALLED');
+    expect(existsSync(tempDir(stdout))).toBe(false);
+  }, 15_000);
+
+  it('stops cleanly and exits 130 on SIGINT', async () => {
+    const pending = run(demoCommand, ['--scenario', 'ok', '--speed', '10', '--listen', '127.0.0.1:0']);
+    await new Promise((r) => setTimeout(r, 1500));
+    process.emit('SIGINT');
+    const { code, stdout } = await pending;
+    expect(code).toBe(130);
+    expect(stdout).toContain('outcome: interrupted');
+    expect(existsSync(tempDir(stdout))).toBe(false);
+  }, 15_000);
+
+  it('rejects unknown scenarios and bad speeds with exit 2', async () => {
+    const a = await run(main, ['demo', '--scenario', 'nope']);
+    expect(a.code).toBe(2);
+    expect(a.stderr).toContain('unknown scenario "nope" (scenarios: ok, crash, stall, garbage)');
+    const b = await run(main, ['demo', '--speed', '0']);
+    expect(b.code).toBe(2);
+    expect(b.stderr).toContain('--speed must be a number above 0');
+    const c = await run(main, ['demo', '--help']);
+    expect(c.code).toBe(0);
+    expect(c.stdout).toContain('usage: modelwatch demo');
+  });
+});

@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+import { loadEngineCatalog } from '../../src/config/engines.js';
+import { replayLines, type ReplayReport } from '../../src/replay/replay.js';
+import { generateLoad, loadScenarios, type LoadScenario } from '../../src/sim/load.js';
+
+const profile = loadEngineCatalog().compile('vllm');
+const start = new Date(2026, 4, 19, 10, 0, 0);
+
+function replay(scenario: LoadScenario, options: { stallRepeats?: number } = {}): Promise<ReplayReport> {
+  const load = generateLoad(scenario, { start, ...options });
+  return replayLines(profile, [{ texts: load.lines.map((l) => l.line), ats: undefined }]);
+}
+
+describe('generated vLLM TP=8 load logs', () => {
+  it('ok: reaches ready through every phase in order, with all 64 shards and both CUDA-graph bars', async () => {
+    const r = await replay('ok');
+    expect(r.finalPhase).toBe('ready');
+    expect(r.phases.map((p) => p.phase)).toEqual(['starting', 'loading_weights', 'compiling', 'warming_up', 'ready']);
+    expect(r.attempts).toBe(1);
+    expect(r.crash).toBeNull();
+    expect(r.stalled).toBe(false);
+    expect(r.version).toBe('0.21.1.dev140+g9aaf83ef5');
+    expect(r.progress['weight_shards']).toMatchObject({ done: 64, total: 64 });
+    expect(r.progress['cuda_graphs']).toMatchObject({ done: 51, total: 51 });
+    expect(r.benign['shm_broadcast_wait']).toBe(4);
+    expect(r.lines.warning).toBe(0);
+    expect(r.lines.error).toBe(0);
+    expect(r.phases.find((p) => p.phase === 'ready')?.line).toContain('Starting vLLM server on http://0.0.0.0:8000');
+    // The line stamps follow the simulated clock: a 13-minute load.
+    const total = (Date.parse(r.phases.at(-1)?.at ?? '') - start.getTime()) / 1000;
+    expect(total).toBeGreaterThan(11 * 60);
+    expect(total).toBeLessThan(14 * 60);
+  });
+
+  it('crash: crashed with version_mismatch, the flashinfer-cubin RuntimeError as root cause, during warm-up', async () => {
+    const r = await replay('crash');
+    expect(r.finalPhase).toBe('crashed');
+    expect(r.phases.map((p) => p.phase)).toEqual(['starting', 'loading_weights', 'compiling', 'warming_up', 'crashed']);
+    expect(r.crash?.reason).toBe('version_mismatch');
+    expect(r.crash?.line).toMatch(/^\(Worker_TP0 pid=415\) ERROR \d\d-\d\d \d\d:\d\d:\d\d \[multiproc_executor\.py:962\] RuntimeError: flashinfer-cubin version \(0\.6\.3\) does not match flashinfer-python version \(0\.6\.4\)/);
+    expect(r.lines.error).toBeGreaterThan(100);
+  });
+
+  it('stall: stays compiling with only benign broadcast waits after the compile starts', async () => {
+    const r = await replay('stall', { stallRepeats: 40 });
+    expect(r.finalPhase).toBe('compiling');
+    expect(r.crash).toBeNull();
+    expect(r.benign['shm_broadcast_wait']).toBe(40);
+    // 40 silent minutes exceed the default 20-minute compile budget.
+    expect(r.stalled).toBe(true);
+    expect(r.stalls[0]?.phase).toBe('compiling');
+  });
+
+  it('garbage: the load itself is the ok one', () => {
+    expect(generateLoad('garbage', { start }).lines.map((l) => l.line)).toEqual(generateLoad('ok', { start }).lines.map((l) => l.line));
+  });
+
+  it('is deterministic, marks when the API server listens, and grows GPU memory while loading', () => {
+    for (const scenario of loadScenarios) {
+      const a = generateLoad(scenario, { start });
+      expect(generateLoad(scenario, { start }).lines).toEqual(a.lines);
+      expect(a.lines.every((l) => l.delaySeconds >= 0 && !l.line.includes('\n'))).toBe(true);
+      const listening = a.lines.filter((l) => l.listening === true);
+      expect(listening.length).toBe(scenario === 'ok' || scenario === 'garbage' ? 1 : 0);
+    }
+    const ok = generateLoad('ok', { start });
+    const memory = ok.lines.flatMap((l) => (l.gpu === undefined ? [] : [l.gpu.memoryUsedMiB]));
+    expect(memory[0]).toBe(0);
+    expect(Math.max(...memory)).toBeLessThan(ok.gpuMemoryTotalMiB);
+    expect(Math.max(...memory)).toBeGreaterThan(0.8 * ok.gpuMemoryTotalMiB);
+    expect(ok.durationSeconds).toBeGreaterThan(11 * 60);
+  });
+});
