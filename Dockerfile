@@ -22,6 +22,9 @@ COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/config ./config
 USER node
+# The daemon's own liveness; Node 20 has fetch, so the image needs no curl.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=20s \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:9464/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 ENTRYPOINT ["node", "/app/dist/cli.js"]
 CMD ["run", "-c", "/etc/modelwatch/modelwatch.yaml", "--listen", "0.0.0.0:9464"]
 EXPOSE 9464
