@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
@@ -19,5 +20,19 @@ describe('deploy/systemd/modelwatch.service', () => {
       expect(text).toContain(line);
     }
     expect(text).toMatch(/^ExecStart=\/usr\/bin\/node \/opt\/modelwatch\/dist\/cli\.js run -c /m);
+  });
+});
+
+describe('deploy/prometheus/prometheus.yml', () => {
+  const havePromtool = spawnSync('promtool', ['--version']).status === 0;
+  it.runIf(havePromtool)('is a valid Prometheus configuration with the shipped alert rules', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mw-prom-'));
+    const rules = join(import.meta.dirname, '..', '..', 'config', 'prometheus', 'modelwatch.rules.yml');
+    const text = readFileSync(join(import.meta.dirname, '..', '..', 'deploy', 'prometheus', 'prometheus.yml'), 'utf8').replace('/etc/prometheus/rules/modelwatch.rules.yml', rules);
+    const file = join(dir, 'prometheus.yml');
+    writeFileSync(file, text);
+    const res = spawnSync('promtool', ['check', 'config', file], { encoding: 'utf8' });
+    expect(res.status).toBe(0);
+    expect(res.stdout).toMatch(/SUCCESS: \d+ rules found/);
   });
 });

@@ -1,0 +1,21 @@
+/**
+ * Every generated Grafana dashboard and how it is rendered to dashboards/*.json.
+ * The JSON files are outputs: change src/dashboards/*.ts and run `npm run dashboards`.
+ */
+import { loadDashboard } from './load.js';
+
+/** One generated dashboard: its file under dashboards/ and the function that builds it. */
+export interface GeneratedDashboard {
+  readonly file: string;
+  readonly build: () => unknown;
+}
+
+/** Each generated dashboard. */
+export const dashboards: readonly GeneratedDashboard[] = [
+  { file: 'modelwatch-load.json', build: loadDashboard },
+];
+
+/** A dashboard as it is committed: 2-space JSON and a final newline. */
+export function render(dashboard: unknown): string {
+  return `${JSON.stringify(dashboard, null, 2)}\n`;
+}
