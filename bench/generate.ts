@@ -3,7 +3,7 @@
  * and a serving day print (tqdm shard and CUDA-graph updates, INFO lines of every phase,
  * shared-memory broadcast waits, uvicorn access lines, engine stats, a few errors).
  */
-import { prng } from '../test/support/prng.js';
+import { prng } from '../src/prng.js';
 
 const pad = (n: number, w = 2): string => String(n).padStart(w, '0');
 

@@ -18,6 +18,7 @@ import {
   type Usage,
 } from './client.js';
 import { checkGarbage } from './garbage.js';
+import { prng } from '../prng.js';
 
 /** The built-in probes, in the order they run. */
 export const builtinProbeNames = ['capital', 'tool_call', 'determinism', 'long_context', 'concurrent'] as const;
@@ -287,17 +288,6 @@ async function determinism(ctx: Context): Promise<ProbeResult> {
   return toResult('determinism', { ...verdict, result: verdict.ok ? first : second }, ctx.options.apiKey);
 }
 
-/** A small seeded generator (mulberry32): the haystack is varied but reproducible. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const subjects = ['The old lighthouse keeper', 'A quiet fox', 'The river', 'Every spring the orchard', 'The merchant from the coast', 'A young painter', 'The north wind', 'The village baker', 'A flock of starlings', 'The librarian', 'The morning train', 'A patient gardener'];
 const verbs = ['watched', 'carried', 'remembered', 'painted', 'followed', 'measured', 'repaired', 'described', 'gathered', 'ignored', 'admired', 'crossed'];
@@ -306,7 +296,7 @@ const endings = ['before the rain began', 'while the town was still asleep', 'wi
 
 /** A haystack of about `tokens` tokens (4 characters each) of varied sentences, with `needle` inside. */
 export function haystack(tokens: number, needle: string, seed = 7): string {
-  const next = random(seed);
+  const next = prng(seed);
   const pick = (list: readonly string[]): string => list[Math.floor(next() * list.length)] ?? '';
   const sentences: string[] = [];
   let length = 0;

@@ -8,6 +8,7 @@
  * load, so `modelwatch demo` can replay a 13-minute load in seconds. Used by the demo and the tests;
  * nothing here touches files or the clock.
  */
+import { prng } from '../prng.js';
 
 /** The simulated loads: one that reaches ready, one that crashes, one that hangs, one that answers garbage. */
 export const loadScenarios = ['ok', 'crash', 'stall', 'garbage'] as const;
@@ -82,17 +83,6 @@ const kvCacheMiB = 56_003;
 const graphsMiB = 1_833;
 const graphSizes = 51;
 
-/** A small deterministic PRNG (mulberry32): the same seed gives the same log. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const pad = (n: number, width = 2): string => String(n).padStart(width, '0');
 
@@ -378,7 +368,7 @@ function crash(b: LogBuilder): void {
  */
 export function generateLoad(scenario: LoadScenario, options: GenerateOptions = {}): SimLoad {
   const b = new LogBuilder(options.start ?? new Date());
-  const rnd = random(options.seed ?? 1);
+  const rnd = prng(options.seed ?? 1);
   starting(b);
   loadingWeights(b, rnd);
   compileStart(b);

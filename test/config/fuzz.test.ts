@@ -8,7 +8,7 @@ import { parse, stringify } from 'yaml';
 import { configJsonSchema } from '../../src/config/json-schema.js';
 import { loadConfig, validateConfigText, type ValidationResult } from '../../src/config/load.js';
 import { ModelwatchError } from '../../src/errors.js';
-import { prng as rng } from '../support/prng.js';
+import { prng as rng } from '../../src/prng.js';
 import { cachedCatalog, minimalYaml, tempFiles } from './support.js';
 
 
