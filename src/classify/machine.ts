@@ -177,7 +177,7 @@ export class PhaseMachine {
    */
   finish(): MachineEvent[] {
     const events: MachineEvent[] = [];
-    if (isOneOf(loadingPhases, this.phase) && this.candidates.length > 0) {
+    if ((this.phase === 'down' || isOneOf(loadingPhases, this.phase)) && this.candidates.length > 0) {
       this.enterCrash(this.candidates[this.candidates.length - 1]?.line ?? '', this.clock, events, undefined);
     }
     return events;
@@ -261,7 +261,8 @@ export class PhaseMachine {
       this.progress(at, events);
       return 'phase';
     }
-    if (this.phase === 'down' && v.line.message.trim() !== '') this.newAttempt(line, at, events, v.phase);
+    // A capture that begins mid-load has no start line: its first marker opens the attempt there.
+    if (this.phase === 'down' && v.phase !== undefined && v.crash === undefined) this.newAttempt(line, at, events, v.phase);
     if (v.crash) {
       this.progress(at, events);
       if (this.phase === 'crashed') {
@@ -321,7 +322,9 @@ export class PhaseMachine {
     }
   }
 
-  private newAttempt(line: string, at: number | null, events: MachineEvent[], direct?: Phase): void {
+  private newAttempt(line: string, at: number | null, events: MachineEvent[], direct?: Phase | null): void {
+    // Errors read before the first marker of a capture belong to the attempt it opens.
+    const carried = this.phase === 'down' ? this.candidates : [];
     this.attempt++;
     this.entries = [];
     this.crash = null;
@@ -335,7 +338,8 @@ export class PhaseMachine {
     this.phase = 'down';
     this.loading = false;
     events.push({ type: 'attempt', attempt: this.attempt, at, line });
-    this.enter(direct ?? 'starting', line, at, events);
+    if (direct !== null) this.enter(direct ?? 'starting', line, at, events);
+    this.candidates = carried;
   }
 
   private enter(to: Phase, line: string | null, at: number | null, events: MachineEvent[]): void {
@@ -373,6 +377,8 @@ export class PhaseMachine {
 
   private enterCrash(line: string, at: number | null, events: MachineEvent[], consequential: { reason: CrashReason } | undefined): void {
     const root = this.candidates.find((c) => c.specific) ?? this.candidates[0];
+    // A capture that is only a crash (a pasted traceback) still is one attempt.
+    if (this.phase === 'down') this.newAttempt(line, at, events, null);
     const reason = root?.reason ?? consequential?.reason ?? 'unknown';
     const crash: CrashInfo = { reason, line: root?.line ?? line, at: root?.at ?? at, hint: remediation[reason] };
     this.crash = crash;

@@ -35,6 +35,18 @@ describe('PhaseMachine', () => {
     expect(m.snapshot().phases.map((p) => p.phase)).toEqual(['starting', 'loading_weights', 'compiling']);
   });
 
+  it('opens a capture that starts mid-load at its first marker, and a bare traceback as one crashed attempt', () => {
+    const mid = machine();
+    feed(mid, ['INFO 05-19 10:00:00 [x.py:1] some unrelated line', '(Worker_TP0 pid=415) \rLoading safetensors checkpoint shards:  50% Completed | 32/64 [06:00<06:00, 11s/it]']);
+    expect(mid.history().map((p) => p.phase)).toEqual(['loading_weights']);
+    const tail = machine();
+    feed(tail, ['Traceback (most recent call last):', '  File "x.py", line 1, in f', 'RuntimeError: NCCL error: unhandled cuda error']);
+    expect(tail.current).toBe('down');
+    tail.finish();
+    expect(tail.history().map((p) => p.phase)).toEqual(['crashed']);
+    expect(tail.snapshot()).toMatchObject({ attempt: 1, crash: { reason: 'nccl_error' } });
+  });
+
   it('skips phases a load does not have (enforce-eager: no compile)', () => {
     const m = machine();
     feed(m, [...start, w(300, 'GPU KV cache size: 1,402,624 tokens', 'INFO', 'EngineCore pid=281'), w(320, 'Starting vLLM server on http://0.0.0.0:8000', 'INFO', 'APIServer pid=1')]);
