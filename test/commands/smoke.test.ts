@@ -1,17 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { smokeCommand } from '../../src/commands/smoke.js';
-import { startSimServer, type SimServer, type SimServerOptions } from '../../src/sim/server.js';
+import { useSimServer } from '../support/sim.js';
 
-let sim: SimServer | undefined;
-afterEach(async () => {
-  await sim?.close();
-  sim = undefined;
-});
-
-async function start(options: SimServerOptions = {}): Promise<SimServer> {
-  sim = await startSimServer(options);
-  return sim;
-}
+const start = useSimServer();
 
 async function run(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = '';

@@ -1,17 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { builtinProbeNames, haystack, jsonPath, runCanary, type CanaryOptions } from '../../src/probes/probes.js';
-import { startSimServer, type SimServer, type SimServerOptions } from '../../src/sim/server.js';
+import type { SimServer } from '../../src/sim/server.js';
+import { useSimServer } from '../support/sim.js';
 
-let sim: SimServer | undefined;
-afterEach(async () => {
-  await sim?.close();
-  sim = undefined;
-});
-
-async function start(options: SimServerOptions = {}): Promise<SimServer> {
-  sim = await startSimServer(options);
-  return sim;
-}
+const start = useSimServer();
 
 /** Fast defaults: a small haystack, short backoff. */
 function canary(s: SimServer, options: Partial<CanaryOptions> = {}): ReturnType<typeof runCanary> {
