@@ -141,6 +141,16 @@ export class PhaseMachine {
     return this.phase;
   }
 
+  /** Replaces stall budgets (as learned from past loads); the next line or tick judges by them. */
+  setStallBudgets(budgets: Partial<Record<LoadingPhase, number>>): void {
+    for (const [phase, ms] of Object.entries(budgets)) if (ms !== undefined) this.budgets[phase as LoadingPhase] = ms;
+  }
+
+  /** The stall budget of every loading phase, in milliseconds. */
+  stallBudgets(): Readonly<Record<LoadingPhase, number>> {
+    return this.budgets;
+  }
+
   /** Feeds one physical log line; `at` (ms) is its journal time when the source knows it. */
   observeLine(raw: string, at?: number): readonly MachineEvent[] {
     const year = this.year ?? new Date(at ?? Date.now()).getUTCFullYear();

@@ -31,6 +31,28 @@ export interface EngineProfileSpec {
   readonly crashes?: readonly CrashSpec[] | undefined;
   /** Lines that foretell a crash before the engine dies. */
   readonly foretell?: readonly ForetellSpec[] | undefined;
+  /** Lines that say what is being loaded (model, tensor-parallel size, quantization): named group `value`. */
+  readonly identity?: { readonly [K in IdentityField]?: readonly string[] | undefined } | undefined;
+  /** The engine's own deadlines on a load, read from the server's environment. */
+  readonly deadlines?: readonly DeadlineSpec[] | undefined;
+}
+
+/** What a load is of, as the fingerprint of the load history knows it. */
+export const identityFields = ['model', 'tensorParallelSize', 'quantization'] as const;
+
+/** One field of a load's identity. */
+export type IdentityField = (typeof identityFields)[number];
+
+/** A deadline the engine enforces on its own load, like vLLM's `VLLM_ENGINE_READY_TIMEOUT_S`. */
+export interface DeadlineSpec {
+  /** The `kind` label of `modelwatch_config_risk`. */
+  readonly kind: string;
+  /** The environment variable that sets it, in seconds. */
+  readonly env: string;
+  /** Its value when the variable is not set, in seconds. */
+  readonly defaultSeconds: number;
+  /** What the deadline does when it expires. */
+  readonly description?: string | undefined;
 }
 
 /** One progress counter of a profile. */
@@ -95,6 +117,10 @@ export interface CompiledProfile {
   /** Rules without a usable literal: run on every line. */
   readonly unfiltered: readonly number[];
   readonly matcher: LiteralMatcher;
+  /** Identity patterns per field (named group `value`), the profile's own before its parents'. */
+  readonly identity: Readonly<Record<IdentityField, readonly RegExp[]>>;
+  /** The engine's own deadlines; a profile's entry replaces a parent's of the same kind. */
+  readonly deadlines: readonly DeadlineSpec[];
 }
 
 /** A profile that cannot be compiled: the path of the bad value and why. */
@@ -198,9 +224,22 @@ export function compileProfile(
       ids.push(id);
     }
   });
+  const identity = Object.fromEntries(identityFields.map((f) => [f, [] as RegExp[]])) as Record<IdentityField, RegExp[]>;
+  const deadlines: DeadlineSpec[] = [];
+  for (const s of chain) {
+    for (const f of identityFields) {
+      s.identity?.[f]?.forEach((p, i) => {
+        if (!p.includes('(?<value>')) throw new ProfileError(s.name, `identity.${f}[${i}]`, 'an identity pattern needs a named group "value"');
+        identity[f].push(compileRegex(s.name, `identity.${f}[${i}]`, p));
+      });
+    }
+    for (const d of s.deadlines ?? []) if (!deadlines.some((x) => x.kind === d.kind)) deadlines.push(d);
+  }
   return {
     name: spec.name,
     description: spec.description ?? spec.name,
+    identity,
+    deadlines,
     healthPath: chain.find((s) => s.health)?.health?.path ?? '/health',
     rules,
     unfiltered,

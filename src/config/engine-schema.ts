@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { crashReasons, markerPhases, phases } from '../types.js';
-import type { EngineProfileSpec } from '../classify/profile.js';
+import { identityFields, type EngineProfileSpec, type IdentityField } from '../classify/profile.js';
 
 const pattern = z.string().min(1);
 const marker = z.enum(markerPhases);
@@ -23,4 +23,17 @@ export const engineProfileSchema = z.strictObject({
     .array(z.strictObject({ reason: z.enum(crashReasons), causal: z.boolean(), pattern, terminal: z.boolean().optional() }))
     .optional(),
   foretell: z.array(z.strictObject({ reason: z.enum(crashReasons), pattern })).optional(),
+  identity: z
+    .strictObject(Object.fromEntries(identityFields.map((f) => [f, z.array(pattern).optional()])) as Record<IdentityField, z.ZodOptional<z.ZodArray<typeof pattern>>>)
+    .optional(),
+  deadlines: z
+    .array(
+      z.strictObject({
+        kind: z.string().regex(/^[a-z][a-z0-9_]{0,39}$/, 'lower-case letters, digits and "_"'),
+        env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name'),
+        defaultSeconds: z.number().positive(),
+        description: z.string().optional(),
+      }),
+    )
+    .optional(),
 }) satisfies z.ZodType<EngineProfileSpec>;

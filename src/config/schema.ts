@@ -231,8 +231,29 @@ const healthSchema = z
   .prefault({})
   .describe('health checks of every target');
 
+const learningSchema = z
+  .strictObject({
+    enabled: z.boolean().default(true).describe('learn stall budgets, progress, ETA and slowness from past loads of the same fingerprint'),
+    stallMultiple: z
+      .number()
+      .min(1)
+      .max(100)
+      .default(3)
+      .describe("a learned stall budget is this multiple of the phase's longest silence in past successful loads"),
+    stallFloor: duration('2m', 'the smallest learned stall budget'),
+    slowMultiple: z
+      .number()
+      .min(1)
+      .max(100)
+      .default(1.5)
+      .describe('a load is slow once it runs longer than this multiple of the 95th percentile of past load durations'),
+    pastLoads: z.number().int().min(1).max(1000).default(20).describe('how many past successful loads of the same fingerprint are learned from'),
+  })
+  .prefault({})
+  .describe('what modelwatch learns from the load history');
+
 const defaultsSchema = z
-  .strictObject({ stallBudgets: stallBudgetsSchema, health: healthSchema })
+  .strictObject({ stallBudgets: stallBudgetsSchema, health: healthSchema, learning: learningSchema })
   .prefault({})
   .describe('settings every target inherits');
 
@@ -372,6 +393,27 @@ const stallOverrides = z
   .prefault({})
   .describe('per-phase stall budgets of this target; phases left out use defaults.stallBudgets');
 
+const fingerprintSchema = z
+  .strictObject({
+    model: z.string().min(1).max(500).optional().describe('the model path or name; by default read from the command line or the logs'),
+    tensorParallelSize: z.number().int().min(1).max(4096).optional().describe('the tensor-parallel size; by default read from the command line or the logs'),
+    quantization: z.string().min(1).max(100).optional().describe('the quantization; by default read from the command line or the logs'),
+  })
+  .prefault({})
+  .describe('what this target loads, when the command line and logs do not say it; loads with the same fingerprint are compared');
+
+const deadlineKind = z.string().regex(/^[a-z][a-z0-9_]{0,39}$/, {
+  error: 'a deadline name is lower-case letters, digits and "_", like "startup_probe" (it becomes the kind label of modelwatch_config_risk)',
+});
+
+const deadlinesSchema = z
+  .record(deadlineKind, durationSchema.describe('how long the deadline allows a load, from its start'))
+  .default({})
+  .describe(
+    'deadlines other parts impose on a load, like a Kubernetes startupProbe (startup_probe: 10m); engine deadlines such as vLLM\'s ' +
+      'VLLM_ENGINE_READY_TIMEOUT_S come from the engine profile and the unit environment, and can be set here by their kind (engine_ready_timeout: 30m)',
+  );
+
 const targetSchema = z
   .strictObject({
     engine: z.string({ error: requiredOr('expected an engine name') }).min(1).describe('engine profile: vllm, sglang, tgi, llamacpp or a user profile'),
@@ -384,6 +426,8 @@ const targetSchema = z
     logs: logsSchema,
     gpus: gpusSchema,
     stallBudgets: stallOverrides,
+    fingerprint: fingerprintSchema,
+    deadlines: deadlinesSchema,
     smoke: smokeSchema,
   })
   .describe('one watched inference server');
@@ -421,7 +465,9 @@ export const configSchema = z
       Object.entries(config.targets).map(([name, target]) => {
         const overrides = Object.fromEntries(Object.entries(target.stallBudgets).filter(([, ms]) => ms !== undefined));
         const stallBudgets: Record<LoadingPhase, number> = { ...config.defaults.stallBudgets, ...overrides };
-        return [name, { ...target, stallBudgets }];
+        // Budgets a target sets itself are fixed; the others may be learned from its history.
+        const fixedStallBudgets = overrides as Partial<Record<LoadingPhase, number>>;
+        return [name, { ...target, stallBudgets, fixedStallBudgets, learning: config.defaults.learning }];
       }),
     ),
   }));

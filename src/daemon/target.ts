@@ -4,12 +4,18 @@
  * No I/O of its own: observations come in, metrics and events go out.
  */
 import { LineClassifier } from '../classify/classifier.js';
+import { identityComplete, identityFromArgv, identityFromLine, mergeIdentity, type LoadIdentity } from '../classify/identity.js';
+import { baselineOf, isLoadingPhase, type Baseline } from '../estimate/baseline.js';
+import { stallBudgets, type StallBudget } from '../estimate/budgets.js';
+import { estimateLoad, type Estimate } from '../estimate/progress.js';
+import { deadlinesOf, risksOf, type Risk } from '../estimate/risk.js';
+import { fingerprintOf, type Fingerprint } from '../history/records.js';
 import { PhaseMachine, type LiveSignal, type MachineEvent } from '../classify/machine.js';
 import type { CompiledProfile } from '../classify/profile.js';
 import type { TargetConfig } from '../config/schema.js';
 import type { Metrics } from '../metrics/registry.js';
 import type { GpuProcess, GpuSample, Observation, SourceName, UnitState } from '../sources/source.js';
-import { lineClasses, type CrashReason, type LineClass, type Phase } from '../types.js';
+import { lineClasses, loadingPhases, type CrashReason, type LineClass, type LoadingPhase, type Phase } from '../types.js';
 import type { DaemonEvent } from './events.js';
 import type { LoadRecorder } from './recorder.js';
 
@@ -72,6 +78,10 @@ const gpuActivityBytes = 64 * 1024 * 1024;
 /** CPU seconds per second of the process tree that count as busy (a silent compile). */
 const busyCpuPerSecond = 0.5;
 const contextLines = 12;
+/** Progress events go out at most this often per target, and only when a figure moved. */
+const progressEventMs = 2000;
+/** How many of a target's latest attempts are searched for crashes that a deadline explains. */
+const recentAttempts = 5;
 
 const iso = (ms: number | null | undefined): string | null => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
 
@@ -92,12 +102,23 @@ export class TargetRuntime {
   private exported: Record<LineClass, number> = { phase: 0, progress: 0, benign: 0, info: 0, warning: 0, error: 0 };
   private attemptStartedAt: number | null = null;
   private phaseEnteredAt: number | null = null;
-  private stallInfo: { phase: Phase; silentMs: number; budgetMs: number } | null = null;
+  private stallInfo: { phase: Phase; silentMs: number; budgetMs: number; budgetSource: StallBudget['source'] } | null = null;
   private canary: CanaryRun | null = null;
   private canaryRunning: { trigger: string; since: number } | null = null;
   /** A crash not yet counted in `modelwatch_crashes_total`, and when it happened (wall time). */
   private uncounted: { reason: CrashReason; seenAt: number } | null = null;
   private gpuRecordedAt = 0;
+  private identityArgv: LoadIdentity = {};
+  private identityLogs: LoadIdentity = {};
+  private fingerprint: Fingerprint;
+  private baseline: Baseline | null = null;
+  private budgets: Record<LoadingPhase, StallBudget>;
+  private estimate: Estimate | null = null;
+  private risks: Risk[] = [];
+  private recentCrashes: string[] = [];
+  private gpuAtPhaseStart: number | null = null;
+  private ratioFloor = 0;
+  private lastProgressEvent: { at: number; ratio: number | null; eta: number | null; slow: boolean; risky: string } | null = null;
 
   constructor(
     readonly name: string,
@@ -106,6 +127,8 @@ export class TargetRuntime {
     private readonly deps: TargetDeps,
   ) {
     this.machine = new PhaseMachine(new LineClassifier(profile), { stallBudgetsMs: config.stallBudgets });
+    this.fingerprint = this.computeFingerprint();
+    this.budgets = this.learnBudgets();
   }
 
   /** The current phase. */
@@ -132,7 +155,9 @@ export class TargetRuntime {
         // time zone are not ours.
         const at = o.at ?? now;
         this.keep(at, o.line);
+        const version = this.machine.snapshot().version;
         this.handle(this.machine.observeLine(o.line, at));
+        this.learnIdentity(o.line, version);
         break;
       }
       case 'health':
@@ -161,6 +186,7 @@ export class TargetRuntime {
   /** Evaluates stall budgets at `now` and exports line counts. */
   tick(now: number): void {
     this.handle(this.machine.tick(now));
+    this.updateEstimate(now);
     // GPU memory goes to the history once a minute and at every transition, never per sample.
     if (now - this.gpuRecordedAt >= 60_000) this.recordGpus(now);
     if (this.uncounted !== null && now - this.uncounted.seenAt >= crashSettleMs) this.countCrash();
@@ -272,6 +298,10 @@ export class TargetRuntime {
       elapsedSeconds: s.startedAt === null ? null : Math.max(0, Math.round((now - s.startedAt) / 1000)),
       version: s.version,
       progress: s.counters,
+      fingerprint: { id: this.fingerprint.fingerprint, ...(JSON.parse(this.fingerprint.json) as Record<string, unknown>) },
+      estimate: this.estimate,
+      risks: this.risks,
+      stallBudgets: Object.fromEntries(loadingPhases.map((p) => [p, { seconds: Math.round(this.budgets[p].ms / 1000), source: this.budgets[p].source }])),
       stalled: s.stalled,
       stall: s.stalled && this.stallInfo ? { ...this.stallInfo, hint: this.stallHint() } : null,
       lastProgressAt: iso(s.lastProgressAt),
@@ -352,6 +382,11 @@ export class TargetRuntime {
   private onProcess(o: Extract<Observation, { kind: 'process' }>): void {
     const prev = this.proc;
     this.proc = { pid: o.pid, alive: o.alive, cpuSeconds: o.cpuSeconds, rssBytes: o.rssBytes, at: o.at, pids: o.pids };
+    // Only the identity is taken from the command line: it may also hold secrets (--api-key).
+    if (o.argv !== undefined) {
+      this.identityArgv = identityFromArgv(o.argv);
+      this.refreshFingerprint();
+    }
     if (o.alive) this.deps.metrics.setCpu(this.name, o.cpuSeconds);
     if (prev !== null && prev.alive && o.alive && prev.pid === o.pid && o.at > prev.at) {
       this.cpuRate = Math.max(0, (o.cpuSeconds - prev.cpuSeconds) / ((o.at - prev.at) / 1000));
@@ -417,15 +452,22 @@ export class TargetRuntime {
       case 'attempt':
         this.countCrash();
         this.attemptStartedAt = e.at;
+        this.identityLogs = {};
+        this.fingerprint = this.computeFingerprint();
         this.deps.recorder?.attemptStarted({
           target: this.name,
           engine: this.profile.name,
-          model: this.config.smoke.model ?? this.name,
+          fingerprint: this.fingerprint,
           attempt: e.attempt,
           startedAt: e.at ?? this.deps.now(),
           invocation: this.unit?.invocationId ?? null,
           engineVersion: s.version,
         });
+        this.recentCrashes = (this.deps.recorder?.recentLoads(this.name, recentAttempts) ?? []).flatMap((l) => (l.crashReason === null ? [] : [l.crashReason]));
+        this.learn();
+        this.gpuAtPhaseStart = this.gpuTotal();
+        this.lastProgressEvent = null;
+        this.ratioFloor = 0;
         this.stallInfo = null;
         this.crashContext = [];
         this.deps.publish({ ...base, type: 'attempt', at: iso(e.at) ?? iso(this.deps.now()) ?? '', line: e.line });
@@ -434,8 +476,9 @@ export class TargetRuntime {
       case 'transition': {
         if (this.phaseEnteredAt !== null && e.at !== null && e.from !== 'down') {
           m.phaseEnded(this.name, e.from, (e.at - this.phaseEnteredAt) / 1000);
-          this.deps.recorder?.phaseEnded(this.name, e.attempt, e.from, e.at - this.phaseEnteredAt, s.longestSilenceMs[e.from] ?? 0);
+          this.deps.recorder?.phaseEnded(this.name, e.attempt, e.from, e.at - this.phaseEnteredAt, s.longestSilenceMs[e.from] ?? 0, this.gpuTotal());
         }
+        this.gpuAtPhaseStart = this.gpuTotal();
         if (e.at !== null) this.deps.recorder?.phaseEntered(this.name, e.attempt, e.to, e.at);
         if (e.to === 'ready' || e.to === 'crashed') this.deps.recorder?.gpus(this.name, e.attempt, this.gpuSamples());
         this.phaseEnteredAt = e.at;
@@ -448,6 +491,7 @@ export class TargetRuntime {
         m.setStall(this.name, s.stalled, s.lastProgressAt);
         this.deps.publish({ ...base, type: 'transition', at: iso(e.at) ?? '', from: e.from, to: e.to, line: e.line });
         this.deps.log('info', `phase ${e.to}`, { target: this.name, from: e.from, to: e.to, attempt: e.attempt });
+        this.updateEstimate(e.at ?? this.deps.now(), true);
         if (e.to === 'ready') this.deps.onReady?.(e.attempt);
         break;
       }
@@ -455,6 +499,7 @@ export class TargetRuntime {
         if (e.revised) this.deps.recorder?.attemptEnded(this.name, e.attempt, { at: e.crash.at ?? this.deps.now(), outcome: 'crashed', reason: e.crash.reason, line: e.crash.line, engineVersion: s.version });
         if (e.revised && this.uncounted !== null) this.uncounted.reason = e.crash.reason;
         else if (!e.revised) {
+          this.recentCrashes = [e.crash.reason, ...this.recentCrashes].slice(0, recentAttempts);
           this.countCrash();
           this.uncounted = { reason: e.crash.reason, seenAt: this.deps.now() };
         }
@@ -467,7 +512,7 @@ export class TargetRuntime {
         this.deps.log('warn', `heading for ${e.reason}`, { target: this.name, line: e.line });
         break;
       case 'stall':
-        this.stallInfo = { phase: e.phase, silentMs: e.silentMs, budgetMs: e.budgetMs };
+        this.stallInfo = { phase: e.phase, silentMs: e.silentMs, budgetMs: e.budgetMs, budgetSource: this.budgets[e.phase].source };
         m.setStall(this.name, true, s.lastProgressAt);
         this.deps.publish({ ...base, type: 'stall', at: iso(e.at) ?? '', phase: e.phase, silentSeconds: Math.round(e.silentMs / 1000), budgetSeconds: Math.round(e.budgetMs / 1000), hint: this.stallHint() });
         this.deps.log('warn', `stalled in ${e.phase}`, { target: this.name, silentSeconds: Math.round(e.silentMs / 1000) });
@@ -478,6 +523,123 @@ export class TargetRuntime {
         this.deps.publish({ ...base, type: 'stall_cleared', at: iso(e.at) ?? '', phase: e.phase });
         break;
     }
+  }
+
+  /** Reads what the attempt loads from its startup lines, until the logs have said it all. */
+  private learnIdentity(line: string, versionBefore: string | null): void {
+    const phase = this.phase;
+    let changed = this.machine.snapshot().version !== versionBefore;
+    if ((phase === 'starting' || phase === 'down') && !identityComplete(this.identityLogs)) {
+      const found = identityFromLine(this.profile, line, this.identityLogs);
+      if (Object.keys(found).length > 0) {
+        this.identityLogs = mergeIdentity(this.identityLogs, found);
+        changed = true;
+      }
+    }
+    if (changed) this.refreshFingerprint();
+  }
+
+  private computeFingerprint(): Fingerprint {
+    const fixed: LoadIdentity = this.config.fingerprint;
+    const id = mergeIdentity(mergeIdentity(fixed, this.identityArgv), this.identityLogs);
+    const version = this.machine.snapshot().version;
+    return fingerprintOf({
+      model: id.model ?? this.config.smoke.model ?? this.name,
+      tensorParallelSize: id.tensorParallelSize,
+      quantization: id.quantization,
+      engineVersion: version ?? undefined,
+    });
+  }
+
+  /** Recomputes the fingerprint; when it changed, the history row follows and the baseline is relearned. */
+  private refreshFingerprint(): void {
+    const next = this.computeFingerprint();
+    if (next.fingerprint === this.fingerprint.fingerprint) return;
+    this.fingerprint = next;
+    if (this.phase !== 'down') this.deps.recorder?.fingerprintChanged(this.name, this.attempt, next);
+    this.learn();
+  }
+
+  /** Relearns the baseline and stall budgets from past loads of the current fingerprint. */
+  private learn(): void {
+    const learning = this.config.learning;
+    const past = learning.enabled ? (this.deps.recorder?.pastLoads(this.fingerprint.fingerprint, learning.pastLoads) ?? []) : [];
+    this.baseline = baselineOf(past);
+    this.budgets = this.learnBudgets();
+    this.machine.setStallBudgets(Object.fromEntries(loadingPhases.map((p) => [p, this.budgets[p].ms])));
+  }
+
+  private learnBudgets(): Record<LoadingPhase, StallBudget> {
+    const l = this.config.learning;
+    return stallBudgets(this.baseline, { defaults: this.config.stallBudgets, fixed: this.config.fixedStallBudgets, multiple: l.stallMultiple, floorMs: l.stallFloor, enabled: l.enabled });
+  }
+
+  /** GPU memory of the target's GPUs, summed; null before the first sample. */
+  private gpuTotal(): number | null {
+    const samples = this.gpuSamples();
+    return samples.length === 0 ? null : samples.reduce((sum, g) => sum + g.usedBytes, 0);
+  }
+
+  /** Recomputes progress, ETA, slowness and timeout risks; exports them and publishes a progress event when they moved. */
+  private updateEstimate(now: number, force = false): void {
+    const s = this.machine.snapshot();
+    const phase = s.phase;
+    const est =
+      s.startedAt === null || s.phaseSince === null
+        ? null
+        : estimateLoad(
+            { phase, startedAt: s.startedAt, phaseSince: s.phaseSince, now: Math.max(now, s.phaseSince), counters: s.counters, gpuBytes: this.gpuTotal(), gpuBytesAtPhaseStart: this.gpuAtPhaseStart },
+            this.baseline,
+            { slowMultiple: this.config.learning.slowMultiple },
+          );
+    const loading = isLoadingPhase(phase);
+    // Progress only moves forward within an attempt: a counter that restarts (vLLM captures CUDA
+    // graphs in several passes) must not pull the bar back.
+    if (est !== null && est.progressRatio !== null && loading) {
+      const ratio = Math.max(this.ratioFloor, est.progressRatio);
+      this.ratioFloor = ratio;
+      this.estimate = { ...est, progressRatio: ratio };
+    } else {
+      this.estimate = est;
+    }
+    this.deps.metrics.setEstimate(this.name, {
+      progressRatio: loading ? (this.estimate?.progressRatio ?? null) : null,
+      etaSeconds: loading ? (this.estimate?.etaSeconds ?? null) : null,
+      slow: loading && (this.estimate?.slow ?? false),
+    });
+    const deadlines = deadlinesOf(this.profile.deadlines, this.unit?.environment ?? {}, this.config.deadlines);
+    const elapsedMs = s.startedAt === null ? null : Math.max(0, now - s.startedAt);
+    this.risks = risksOf(deadlines, this.baseline, { loading, elapsedMs, etaMs: est?.etaSeconds === null || est === null ? null : est.etaSeconds * 1000 }, this.recentCrashes);
+    for (const r of this.risks) this.deps.metrics.setRisk(this.name, r.kind, r.atRisk);
+    this.publishProgress(now, s.attempt, force);
+  }
+
+  private publishProgress(now: number, attempt: number, force: boolean): void {
+    const est = this.estimate;
+    const ratio = est?.progressRatio ?? null;
+    const eta = est?.etaSeconds ?? null;
+    const slow = est?.slow ?? false;
+    const risky = this.risks.filter((r) => r.atRisk).map((r) => r.kind).join(',');
+    const last = this.lastProgressEvent;
+    if (!force && last !== null) {
+      if (now - last.at < progressEventMs) return;
+      const moved =
+        Math.abs((ratio ?? -1) - (last.ratio ?? -1)) >= 0.01 || Math.abs((eta ?? -1e9) - (last.eta ?? -1e9)) >= 10 || slow !== last.slow || risky !== last.risky;
+      if (!moved) return;
+    }
+    if (est === null && last === null) return;
+    this.lastProgressEvent = { at: now, ratio, eta, slow, risky };
+    this.deps.publish({
+      type: 'progress',
+      target: this.name,
+      attempt,
+      at: iso(now) ?? '',
+      phase: this.phase,
+      progressRatio: ratio,
+      etaSeconds: eta,
+      slow,
+      risks: this.risks.filter((r) => r.atRisk).map((r) => ({ kind: r.kind, message: r.message })),
+    });
   }
 
   private contextOf(rootLine: string): KeptLine[] {

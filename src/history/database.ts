@@ -54,6 +54,10 @@ export const migrations: readonly string[] = [
     PRIMARY KEY (load_id, gpu)
   ) WITHOUT ROWID;
   `,
+  `
+  ALTER TABLE load_phases ADD COLUMN gpu_bytes_at_end INTEGER;
+  CREATE INDEX loads_target_outcome ON loads (target, started_at, outcome);
+  `,
 ];
 
 /** The schema version this code writes: the number of migrations. */
@@ -163,8 +167,12 @@ export interface History {
   findOpenLoad(target: string, invocation?: string): LoadRecord | undefined;
   /** Records that an attempt entered a phase; recording the same phase and instant again is a no-op. */
   recordPhase(id: number, entered: PhaseEntered): void;
-  /** Closes the latest record of a phase with how long it lasted and its longest silence. */
-  closePhase(id: number, phase: Phase, durationMs: number, longestSilenceMs: number): void;
+  /** Closes the latest record of a phase with how long it lasted, its longest silence and the GPU memory at its end. */
+  closePhase(id: number, phase: Phase, durationMs: number, longestSilenceMs: number, gpuBytesAtEnd?: number | null): void;
+  /** Changes what an attempt is recorded as loading, once the logs or command line say more. */
+  setFingerprint(id: number, fingerprint: string, fingerprintJson: string): void;
+  /** The attempt of a target that started at an instant, if recorded (a backfill skips it). */
+  findLoadStartedAt(target: string, startedAt: number): LoadRecord | undefined;
   /** Records one GPU memory sample, keeping the peak and the last value. */
   recordGpu(id: number, gpu: number, usedBytes: number): void;
   /** Records one sample of several GPUs in one transaction (the caller batches: per phase change or minute). */
@@ -213,6 +221,7 @@ interface PhaseRow {
   entered_at: number;
   duration_ms: number | null;
   longest_silence_ms: number | null;
+  gpu_bytes_at_end: number | null;
 }
 
 interface GpuRow {
@@ -286,10 +295,14 @@ function historyOn(db: Database.Database, schemaVersion: number, now: () => numb
   const insertPhase = db.prepare<[number, string, number]>(
     'INSERT INTO load_phases (load_id, phase, entered_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
   );
-  const updatePhase = db.prepare<[number, number, number, string]>(
-    `UPDATE load_phases SET duration_ms = ?, longest_silence_ms = ?
+  const updatePhase = db.prepare<[number, number, number | null, number, string]>(
+    `UPDATE load_phases SET duration_ms = ?, longest_silence_ms = ?, gpu_bytes_at_end = ?
      WHERE rowid = (SELECT rowid FROM load_phases WHERE load_id = ? AND phase = ? ORDER BY entered_at DESC, rowid DESC LIMIT 1)`,
   );
+  const updateFingerprint = db.prepare<[string, string, number, number]>(
+    'UPDATE loads SET fingerprint = ?, fingerprint_json = ?, updated_at = ? WHERE id = ?',
+  );
+  const startedAtRow = db.prepare<[string, number], LoadRow>('SELECT * FROM loads WHERE target = ? AND started_at = ? ORDER BY id DESC LIMIT 1');
   const upsertGpu = db.prepare<[number, number, number, number]>(
     `INSERT INTO load_gpus (load_id, gpu, peak_bytes, final_bytes) VALUES (?, ?, ?, ?)
      ON CONFLICT (load_id, gpu) DO UPDATE SET peak_bytes = max(peak_bytes, excluded.peak_bytes), final_bytes = excluded.final_bytes`,
@@ -331,7 +344,7 @@ function historyOn(db: Database.Database, schemaVersion: number, now: () => numb
     for (const p of phasesOf.all(ids)) {
       if (!isOneOf(phases, p.phase)) continue;
       const list = phaseMap.get(p.load_id) ?? [];
-      list.push({ phase: p.phase, enteredAt: p.entered_at, durationMs: p.duration_ms, longestSilenceMs: p.longest_silence_ms });
+      list.push({ phase: p.phase, enteredAt: p.entered_at, durationMs: p.duration_ms, longestSilenceMs: p.longest_silence_ms, gpuBytesAtEnd: p.gpu_bytes_at_end });
       phaseMap.set(p.load_id, list);
     }
     const gpuMap = new Map<number, GpuRecord[]>();
@@ -376,10 +389,18 @@ function historyOn(db: Database.Database, schemaVersion: number, now: () => numb
       insertPhase.run(id, entered.phase, entered.enteredAt);
       touch.run(now(), id);
     }),
-    closePhase: write((id: number, phase: Phase, durationMs: number, longestSilenceMs: number) => {
-      updatePhase.run(Math.round(durationMs), Math.round(longestSilenceMs), id, phase);
+    closePhase: write((id: number, phase: Phase, durationMs: number, longestSilenceMs: number, gpuBytesAtEnd?: number | null) => {
+      const gpu = gpuBytesAtEnd === null || gpuBytesAtEnd === undefined ? null : Math.max(0, Math.round(gpuBytesAtEnd));
+      updatePhase.run(Math.round(durationMs), Math.round(longestSilenceMs), gpu, id, phase);
       touch.run(now(), id);
     }),
+    setFingerprint: write((id: number, fingerprint: string, fingerprintJson: string) => {
+      updateFingerprint.run(fingerprint, fingerprintJson, now(), id);
+    }),
+    findLoadStartedAt(target, startedAt) {
+      const row = startedAtRow.get(target, startedAt);
+      return row === undefined ? undefined : withChildren([row])[0];
+    },
     recordGpu(id, gpu, usedBytes) {
       recordGpus(id, [{ gpu, usedBytes }]);
     },

@@ -21,6 +21,8 @@ export interface PhaseRecord {
   readonly durationMs: number | null;
   /** The longest gap between two log lines seen in the phase, in milliseconds; `null` while open. */
   readonly longestSilenceMs: number | null;
+  /** GPU memory of the target's GPUs (summed) when the phase ended, in bytes; `null` when unknown. */
+  readonly gpuBytesAtEnd: number | null;
 }
 
 /** The memory one GPU held during a load attempt. */

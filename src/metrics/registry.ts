@@ -19,6 +19,10 @@ export class Metrics {
   private readonly loadStarted = this.gauge('modelwatch_load_started_timestamp_seconds', 'When the current load attempt started (Unix time).', ['target']);
   private readonly stalled = this.gauge('modelwatch_load_stalled', '1 while the current loading phase has shown no progress for longer than its stall budget.', ['target']);
   private readonly lastProgress = this.gauge('modelwatch_last_progress_timestamp_seconds', 'When the load last made progress (Unix time).', ['target']);
+  private readonly progressRatio = this.gauge('modelwatch_load_progress_ratio', 'Progress of the current load attempt, 0 to 1 (phases weighted by their past durations); absent when not loading.', ['target']);
+  private readonly eta = this.gauge('modelwatch_load_eta_seconds', 'Expected seconds until the current load attempt is ready; absent without past loads of the same fingerprint.', ['target']);
+  private readonly slow = this.gauge('modelwatch_load_slow', '1 while the current load runs longer than the configured multiple of the 95th percentile of past loads of the same fingerprint.', ['target']);
+  private readonly configRisk = this.gauge('modelwatch_config_risk', '1 when a deadline on the load (kind: engine_ready_timeout or a configured deadline) is shorter than the load is expected to take.', ['target', 'kind']);
   private readonly ready = this.gauge('modelwatch_ready', 'Readiness gate: 1 when the target is ready to serve.', ['target']);
   private readonly loadDuration = new Histogram({ name: 'modelwatch_load_duration_seconds', help: 'Duration of finished load attempts, from start to ready or crash.', labelNames: ['target', 'outcome'], buckets: loadBuckets, registers: [this.registry] });
   private readonly phaseDuration = new Histogram({ name: 'modelwatch_phase_duration_seconds', help: 'Duration of finished load phases.', labelNames: ['target', 'phase'], buckets: phaseBuckets, registers: [this.registry] });
@@ -55,6 +59,7 @@ export class Metrics {
       for (const reason of crashReasons) this.crashes.inc({ target, reason }, 0);
       for (const cls of lineClasses) this.logLines.inc({ target, class: cls }, 0);
       this.stalled.set({ target }, 0);
+      this.slow.set({ target }, 0);
       this.ready.set({ target }, 0);
       this.healthUp.set({ target }, 0);
       this.cpu.inc({ target }, 0);
@@ -100,6 +105,23 @@ export class Metrics {
   setStall(target: string, stalled: boolean, lastProgressAt: number | null): void {
     this.stalled.set({ target }, stalled ? 1 : 0);
     if (lastProgressAt !== null) this.lastProgress.set({ target }, lastProgressAt / 1000);
+  }
+
+  /**
+   * Progress and ETA of a target's load; a null value removes the series, so that a figure that
+   * is not known is absent rather than a made-up number.
+   */
+  setEstimate(target: string, e: { progressRatio: number | null; etaSeconds: number | null; slow: boolean }): void {
+    if (e.progressRatio === null) this.progressRatio.remove({ target });
+    else this.progressRatio.set({ target }, e.progressRatio);
+    if (e.etaSeconds === null) this.eta.remove({ target });
+    else this.eta.set({ target }, e.etaSeconds);
+    this.slow.set({ target }, e.slow ? 1 : 0);
+  }
+
+  /** Whether a deadline of a target is at risk of stopping its load. */
+  setRisk(target: string, kind: string, atRisk: boolean): void {
+    this.configRisk.set({ target, kind }, atRisk ? 1 : 0);
   }
 
   /** The readiness gate of a target. */

@@ -152,6 +152,18 @@ export async function sampleTree(pid: number, units: ProcUnits, options: { procR
   };
 }
 
+/** The command line of a process (`/proc/PID/cmdline`, NUL-separated); undefined when unreadable. */
+export async function readArgv(procRoot: string, pid: number): Promise<string[] | undefined> {
+  try {
+    const raw = await readFile(`${procRoot}/${pid}/cmdline`, 'utf8');
+    const argv = raw.split('\0');
+    if (argv[argv.length - 1] === '') argv.pop();
+    return argv.length > 0 ? argv : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Options of {@link createProcessSource}. */
 export interface ProcessSourceOptions {
   readonly target: string;
@@ -191,10 +203,12 @@ export function createProcessSource(options: ProcessSourceOptions): Source {
           if (watched?.pid !== pid) watched = { pid, start: null };
           try {
             const sample = await sampleTree(pid, units, { procRoot: root, expectStart: watched.start });
+            // The command line says what is loaded; read once per main process, never kept here.
+            const argv = sample.alive && watched.start === null ? await readArgv(root, pid) : undefined;
             if (sample.alive) watched.start ??= sample.starttime;
             failures = 0;
             report(true);
-            emit({ kind: 'process', target: options.target, at: Date.now(), pid, alive: sample.alive, cpuSeconds: sample.cpuSeconds, rssBytes: sample.rssBytes, pids: sample.pids });
+            emit({ kind: 'process', target: options.target, at: Date.now(), pid, alive: sample.alive, cpuSeconds: sample.cpuSeconds, rssBytes: sample.rssBytes, pids: sample.pids, argv });
           } catch (err) {
             failures += 1;
             report(false, `cannot read ${root}: ${(err as Error).message}`);

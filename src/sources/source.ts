@@ -55,7 +55,7 @@ export type Observation =
   /** A systemd unit's state. */
   | { readonly kind: 'unit'; readonly target: string; readonly at: number; readonly state: UnitState }
   /** CPU and memory of a target's process tree; `alive` false when the main process is gone. */
-  | { readonly kind: 'process'; readonly target: string; readonly at: number; readonly pid: number | null; readonly alive: boolean; readonly cpuSeconds: number; readonly rssBytes: number; readonly pids: readonly number[] }
+  | { readonly kind: 'process'; readonly target: string; readonly at: number; readonly pid: number | null; readonly alive: boolean; readonly cpuSeconds: number; readonly rssBytes: number; readonly pids: readonly number[]; readonly argv?: readonly string[] | undefined }
   /** Host-wide activity. */
   | { readonly kind: 'host'; readonly at: number; readonly diskReadBytesTotal: number | null; readonly memoryUsedBytes: number | null; readonly memoryTotalBytes: number | null; readonly load1: number | null }
   /** A source's own health: `up` false with the reason when it cannot observe. */

@@ -40,6 +40,7 @@ describe('loadConfig: a valid file', () => {
       defaults: {
         stallBudgets: { starting: 600_000, loading_weights: 900_000, compiling: 1_200_000, warming_up: 900_000 },
         health: { intervalLoading: 2000, intervalReady: 15_000, timeout: 5000 },
+        learning: { enabled: true, stallMultiple: 3, stallFloor: 120_000, slowMultiple: 1.5, pastLoads: 20 },
       },
       gpu: { enabled: true, nvidiaSmi: 'nvidia-smi', interval: 2000 },
       targets: {
@@ -50,6 +51,10 @@ describe('loadConfig: a valid file', () => {
           logs: { kind: 'journal', unit: 'vllm.service' },
           gpus: 'all',
           stallBudgets: { starting: 600_000, loading_weights: 900_000, compiling: 1_200_000, warming_up: 900_000 },
+          fixedStallBudgets: {},
+          learning: { enabled: true, stallMultiple: 3, stallFloor: 120_000, slowMultiple: 1.5, pastLoads: 20 },
+          fingerprint: {},
+          deadlines: {},
           smoke: { enabled: true, timeout: 120_000, probes: ['capital', 'tool_call', 'determinism', 'long_context', 'concurrent'], concurrency: 8, longContextTokens: 8000, custom: [] },
         },
       },

@@ -60,7 +60,7 @@ describe('load history database', () => {
     h.recordGpu(id, 0, 80);
     h.recordGpu(id, 1, 90);
     h.recordGpu(id, 0, 70);
-    h.closePhase(id, 'loading_weights', 2_000, 900);
+    h.closePhase(id, 'loading_weights', 2_000, 900, 64_000);
     h.recordPhase(id, { phase: 'crashed', enteredAt: 3_500 });
     h.endLoad(id, { endedAt: 3_500, outcome: 'crashed', crashReason: 'cuda_oom', crashLine: 'torch.OutOfMemoryError: CUDA out of memory', engineVersion: '0.6.3' });
     h.recordCanary(id, false, '{"probes":["capital"]}');
@@ -85,9 +85,9 @@ describe('load history database', () => {
       canaryJson: '{"probes":["capital"]}',
       updatedAt: 5_000,
       phases: [
-        { phase: 'starting', enteredAt: 1_000, durationMs: 500, longestSilenceMs: 120 },
-        { phase: 'loading_weights', enteredAt: 1_500, durationMs: 2_000, longestSilenceMs: 900 },
-        { phase: 'crashed', enteredAt: 3_500, durationMs: null, longestSilenceMs: null },
+        { phase: 'starting', enteredAt: 1_000, durationMs: 500, longestSilenceMs: 120, gpuBytesAtEnd: null },
+        { phase: 'loading_weights', enteredAt: 1_500, durationMs: 2_000, longestSilenceMs: 900, gpuBytesAtEnd: 64_000 },
+        { phase: 'crashed', enteredAt: 3_500, durationMs: null, longestSilenceMs: null, gpuBytesAtEnd: null },
       ],
       gpus: [
         { gpu: 0, peakBytes: 80, finalBytes: 70 },
