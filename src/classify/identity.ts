@@ -67,6 +67,8 @@ export function identityFromArgv(argv: readonly string[]): LoadIdentity {
       if (out[field] !== undefined || !flags[field].includes(name)) continue;
       const raw = inline ?? argv[i + 1];
       if (raw === undefined || (inline === undefined && raw.startsWith('-'))) continue;
+      // `python -m package.module` is not a model: llama.cpp's -m names a file.
+      if (name === '-m' && !raw.includes('/') && !raw.endsWith('.gguf')) continue;
       const v = valueOf(field, raw);
       if (v !== undefined) out[field] = v;
     }

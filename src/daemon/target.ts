@@ -57,6 +57,11 @@ export interface TargetDeps {
   readonly now: () => number;
   /** Structured log of transitions. */
   readonly log: (level: 'info' | 'warn', msg: string, fields: Record<string, unknown>) => void;
+  /**
+   * Lines without a journal time keep their own timestamps (a captured log replayed into the
+   * history) instead of being stamped on arrival (live lines, whose clock is not ours).
+   */
+  readonly lineTimes?: boolean | undefined;
 }
 
 /** One line kept for crash context. */
@@ -153,8 +158,8 @@ export class TargetRuntime {
       case 'log': {
         // Live lines without a journal time are stamped on arrival: the server's own clock and
         // time zone are not ours.
-        const at = o.at ?? now;
-        this.keep(at, o.line);
+        const at = o.at ?? (this.deps.lineTimes === true ? undefined : now);
+        this.keep(at ?? now, o.line);
         const version = this.machine.snapshot().version;
         this.handle(this.machine.observeLine(o.line, at));
         this.learnIdentity(o.line, version);
@@ -180,6 +185,24 @@ export class TargetRuntime {
         break;
       case 'host':
         break;
+    }
+  }
+
+  /** The latest time the runtime's phase machine has seen (ms), from lines, signals and ticks. */
+  get clock(): number | null {
+    return this.machine.now;
+  }
+
+  /**
+   * The input ended (a replayed capture): an attempt that still holds an unanswered error line
+   * crashed with it; one still loading is recorded as stopped at its last line.
+   */
+  endOfInput(): void {
+    this.handle(this.machine.finish());
+    this.countCrash();
+    const s = this.machine.snapshot();
+    if (isLoadingPhase(s.phase) && s.attempt > 0) {
+      this.deps.recorder?.attemptEnded(this.name, s.attempt, { at: this.machine.now ?? this.deps.now(), outcome: 'stopped', engineVersion: s.version });
     }
   }
 
