@@ -15,8 +15,15 @@ RUN npm run build && npm prune --omit=dev
 
 FROM node:20-bookworm-slim
 ENV NODE_ENV=production
+# journalctl and systemctl (package systemd; it is not run as init here) read the host's journal
+# and units through mounts; nvidia-smi comes from the NVIDIA container runtime. docs/deployment.md.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends systemd \
+ && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
+# The load history (history.path); the image runs as node (uid 1000, gid 1000).
 RUN mkdir -p /var/lib/modelwatch && chown node:node /var/lib/modelwatch
+VOLUME ["/var/lib/modelwatch"]
 COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist

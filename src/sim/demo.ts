@@ -349,6 +349,7 @@ export async function runDemo(options: DemoOptions): Promise<number> {
     const seen = { phases: 0, stalled: false, crash: '', canary: '', gate: 0, gateKey: '', quarter: new Map<string, number>(), ratio: new Map<string, number>() };
     let crashSeenAt: number | null = null;
     let last: Poll | undefined;
+    let peak: GpuPeak | undefined;
     const deadline = startedAt + (load.durationSeconds * 1000) / speed + 20_000;
     const pollMs = speed > 60 ? 100 : 250;
     let verdict: Verdict = { done: false };
@@ -423,6 +424,7 @@ export async function runDemo(options: DemoOptions): Promise<number> {
       if (t !== undefined && t.status === 200 && g !== undefined) {
         last = { view: t.body as TargetView, gate: g.status };
         if (last.view.crash !== null && crashSeenAt === null) crashSeenAt = Date.now();
+        peak = gpuPeak(peak, last.view);
         render(last);
         verdict = judge(scenario, last, logDone, crashSeenAt);
         if (verdict.done) break;
@@ -436,7 +438,7 @@ export async function runDemo(options: DemoOptions): Promise<number> {
     const interrupted = options.signal?.aborted === true;
     const ok = !interrupted && verdict.done && verdict.ok;
     const outcome = interrupted ? 'interrupted' : verdict.done ? verdict.outcome : `no outcome within ${human((deadline - startedAt) / 1000)}: ${last === undefined ? 'the daemon never answered' : `phase ${last.view.phase}, ${last.view.ready.reason}`}`;
-    out.write(`\n${summary({ scenario, speed, wall: wall(), poll: last, outcome, ok, paint })}\n`);
+    out.write(`\n${summary({ scenario, speed, wall: wall(), poll: last, peak, outcome, ok, paint })}\n`);
     return interrupted ? demoInterruptedCode : ok ? 0 : 1;
   } finally {
     stop.abort();
@@ -477,6 +479,22 @@ function gpuText(v: TargetView): string {
   return `${gpus.length}x ${gib(used)}/${gib(total)} GiB (${Math.round((used / total) * 100)}%), util ${Math.round(util * 100)}%`;
 }
 
+/** The most memory any one GPU was seen to use, with that GPU's total and how many GPUs were sampled. */
+interface GpuPeak {
+  readonly usedBytes: number;
+  readonly totalBytes: number;
+  readonly gpus: number;
+}
+
+function gpuPeak(prev: GpuPeak | undefined, v: TargetView): GpuPeak | undefined {
+  let peak = prev;
+  for (const g of v.gpus) {
+    if (g.memoryUsedBytes === null || g.memoryTotalBytes === null) continue;
+    if (peak === undefined || g.memoryUsedBytes > peak.usedBytes) peak = { usedBytes: g.memoryUsedBytes, totalBytes: g.memoryTotalBytes, gpus: v.gpus.length };
+  }
+  return peak;
+}
+
 type Paint = (code: keyof typeof ansi, text: string) => string;
 
 function statusBlock(v: TargetView, gate: number, wall: number, speed: number, paint: Paint): string[] {
@@ -507,7 +525,7 @@ function statusBlock(v: TargetView, gate: number, wall: number, speed: number, p
   ];
 }
 
-function summary(s: { scenario: LoadScenario; speed: number; wall: number; poll: Poll | undefined; outcome: string; ok: boolean; paint: Paint }): string {
+function summary(s: { scenario: LoadScenario; speed: number; wall: number; poll: Poll | undefined; peak: GpuPeak | undefined; outcome: string; ok: boolean; paint: Paint }): string {
   const lines = [s.paint('bold', `summary: scenario ${s.scenario}, ${s.wall.toFixed(1)} s at ${s.speed}x (≈ ${human(s.wall * s.speed)} of a real load)`)];
   const v = s.poll?.view;
   if (v !== undefined) {
@@ -520,6 +538,7 @@ function summary(s: { scenario: LoadScenario; speed: number; wall: number; poll:
     if (phases.length > 0) lines.push(`  phases: ${phases.join(' -> ')} (durations scaled to real time)`);
     const counts = Object.entries(v.lines).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}`);
     if (counts.length > 0) lines.push(`  log lines classified: ${counts.join(', ')}`);
+    if (s.peak !== undefined) lines.push(`  GPU memory: peak ${gib(s.peak.usedBytes)} GiB per GPU of ${gib(s.peak.totalBytes)} GiB (${s.peak.gpus} GPUs sampled by nvidia-smi)`);
     if (v.crash !== null) lines.push(`  crash: ${v.crash.reason}`, `    root cause: ${v.crash.line}`, `    hint: ${v.crash.hint}`);
     if (v.stall !== null) lines.push(`  stall: ${v.stall.phase}; ${v.stall.hint}`);
     lines.push(`  readiness gate: ${s.poll?.gate ?? '?'} ${v.ready.reason}`);

@@ -5,7 +5,7 @@
  * args, distributed init, the shard progress bar, torch.compile with its shared-memory broadcast
  * waits, KV-cache sizing, CUDA-graph capture, `init engine ... took`, and the API server starting.
  * Each line comes with the simulated time before it and, where it changes, the GPU memory of the
- * load, so `modelwatch demo` can replay a 13-minute load in seconds. Used by the demo and the tests;
+ * load (growing to about 74 GiB of each GPU's 140.4 GiB), so `modelwatch demo` can replay a 13-minute load in seconds. Used by the demo and the tests;
  * nothing here touches files or the clock.
  */
 import { prng } from '../prng.js';
@@ -78,10 +78,21 @@ const workerPid = (rank: number): number => 415 + rank;
 // 547 GB of weights split over 8 ranks, plus the CUDA context each rank holds.
 const contextMiB = 524;
 const weightsMiB = Math.round(547e9 / gpuCount / 2 ** 20);
+// The activation peak of the profiling run: held during it, released before the KV cache is made.
 const profileMiB = 4_096;
-const kvCacheMiB = 56_003;
 const graphsMiB = 1_833;
+const graphsEstimateMiB = Math.round(1.87 * 1024);
 const graphSizes = 51;
+const maxModelLen = 65_536;
+// The server runs with --gpu-memory-utilization 0.56 and a 64k context. vLLM gives the KV cache
+// what 56% of 140.4 GiB leaves after the weights, the profiled activation peak and the CUDA-graph
+// estimate, so each GPU ends at about 74 GiB, where real 8-GPU loads of this model end (73.7 GiB).
+const gpuMemoryUtilization = 0.56;
+const kvCacheMiB = Math.floor(gpuMemoryUtilization * gpuMemoryTotalMiB) - (contextMiB + weightsMiB + profileMiB) - graphsEstimateMiB;
+// MLA keeps one latent of 576 bf16 values per token and layer (61 layers), replicated on every rank;
+// FlashMLA allocates in blocks of 64 tokens.
+const kvBytesPerToken = 61 * 576 * 2;
+const kvCacheTokens = Math.floor((kvCacheMiB * 2 ** 20) / kvBytesPerToken / 64) * 64;
 
 
 const pad = (n: number, width = 2): string => String(n).padStart(width, '0');
@@ -171,12 +182,12 @@ function starting(b: LogBuilder): void {
     '',
   ];
   for (const text of banner) b.log(api, 'INFO', 'utils.py:306', text);
-  b.log(api, 'INFO', 'utils.py:240', `non-default args: {'model_tag': '${model}', 'model': '${model}', 'trust_remote_code': True, 'max_model_len': 262144, 'tensor_parallel_size': 8, 'gpu_memory_utilization': 0.9, 'enable_auto_tool_choice': True, 'tool_call_parser': 'kimi_k2', 'reasoning_parser': 'kimi_k2'}`, { gpu: { memoryUsedMiB: 0, utilizationPercent: 0 } });
+  b.log(api, 'INFO', 'utils.py:240', `non-default args: {'model_tag': '${model}', 'model': '${model}', 'trust_remote_code': True, 'max_model_len': ${maxModelLen}, 'tensor_parallel_size': 8, 'gpu_memory_utilization': ${gpuMemoryUtilization}, 'enable_auto_tool_choice': True, 'tool_call_parser': 'kimi_k2', 'reasoning_parser': 'kimi_k2'}`, { gpu: { memoryUsedMiB: 0, utilizationPercent: 0 } });
   b.wait(6).log(api, 'INFO', 'model.py:576', 'Resolved architecture: KimiK25ForConditionalGeneration');
-  b.log(api, 'INFO', 'model.py:1711', 'Using max model len 262144');
+  b.log(api, 'INFO', 'model.py:1711', `Using max model len ${maxModelLen}`);
   b.wait(1).log(api, 'INFO', 'scheduler.py:239', 'Chunked prefill is enabled with max_num_batched_tokens=8192.');
   b.log(api, 'INFO', 'vllm.py:964', 'Asynchronous scheduling is enabled.');
-  b.wait(8).log(core, 'INFO', 'core.py:109', `Initializing a V1 LLM engine (v${version}) with config: model='${model}', speculative_config=None, tokenizer='${model}', skip_tokenizer_init=False, tokenizer_mode=auto, revision=None, trust_remote_code=True, dtype=torch.bfloat16, max_seq_len=262144, download_dir=None, load_format=auto, tensor_parallel_size=8, pipeline_parallel_size=1, data_parallel_size=1, quantization=compressed-tensors, enforce_eager=False, kv_cache_dtype=auto, device_config=cuda, seed=0, served_model_name=${model}, enable_prefix_caching=True, enable_chunked_prefill=True`);
+  b.wait(8).log(core, 'INFO', 'core.py:109', `Initializing a V1 LLM engine (v${version}) with config: model='${model}', speculative_config=None, tokenizer='${model}', skip_tokenizer_init=False, tokenizer_mode=auto, revision=None, trust_remote_code=True, dtype=torch.bfloat16, max_seq_len=${maxModelLen}, download_dir=None, load_format=auto, tensor_parallel_size=8, pipeline_parallel_size=1, data_parallel_size=1, quantization=compressed-tensors, enforce_eager=False, kv_cache_dtype=auto, device_config=cuda, seed=0, served_model_name=${model}, enable_prefix_caching=True, enable_chunked_prefill=True`);
   b.log(core, 'WARNING', 'multiproc_executor.py:1029', 'Reducing Torch parallelism from 112 threads to 1 to avoid unnecessary CPU contention. Set OMP_NUM_THREADS in the external environment to tune this value as needed.');
   b.log(core, 'INFO', 'multiproc_executor.py:139', 'DP group leader: node_rank=0, node_rank_within_dp=0, master_addr=127.0.0.1, mq_connect_ip=10.0.12.34 (local), world_size=8, local_world_size=8');
   b.wait(16);
@@ -259,7 +270,7 @@ function captureBar(b: LogBuilder, what: string, rnd: () => number, baseMiB: num
     if (i % perPiece === 0 || i === graphSizes) {
       const chunk = updates.splice(0).join('');
       b.wait(perPiece * 0.37).raw(`(${worker(0)}) ${chunk}`, {
-        gpu: { memoryUsedMiB: baseMiB + Math.round((graphsMiB / 2) * (i / graphSizes)), utilizationPercent: 90 + Math.round(rnd() * 9) },
+        gpu: { memoryUsedMiB: baseMiB + Math.floor((graphsMiB / 2) * (i / graphSizes)), utilizationPercent: 90 + Math.round(rnd() * 9) },
       });
     }
   }
@@ -267,16 +278,17 @@ function captureBar(b: LogBuilder, what: string, rnd: () => number, baseMiB: num
 
 function warmupEnd(b: LogBuilder, rnd: () => number): void {
   b.wait(15);
-  for (const r of [1, 0, 2, 3, 5, 4, 7, 6]) b.log(worker(r), 'INFO', 'gpu_model_runner.py:6326', 'Estimated CUDA graph memory: 1.87 GiB total');
+  for (const r of [1, 0, 2, 3, 5, 4, 7, 6]) b.log(worker(r), 'INFO', 'gpu_model_runner.py:6326', `Estimated CUDA graph memory: ${(graphsEstimateMiB / 1024).toFixed(2)} GiB total`);
   const kvBase = contextMiB + weightsMiB + kvCacheMiB;
+  const graphShare = graphsEstimateMiB / gpuMemoryTotalMiB;
   b.wait(1).log(worker(0), 'INFO', 'gpu_worker.py:462', `Available KV cache memory: ${(kvCacheMiB / 1024).toFixed(2)} GiB`);
   for (const r of ranks) {
-    b.log(worker(r), 'INFO', 'gpu_worker.py:477', 'CUDA graph memory profiling is enabled (default since v0.21.0). The current --gpu-memory-utilization=0.9000 is equivalent to --gpu-memory-utilization=0.8866 without CUDA graph memory profiling. To maintain the same effective KV cache size as before, increase --gpu-memory-utilization to 0.9134. To disable, set VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0.');
+    b.log(worker(r), 'INFO', 'gpu_worker.py:477', `CUDA graph memory profiling is enabled (default since v0.21.0). The current --gpu-memory-utilization=${gpuMemoryUtilization.toFixed(4)} is equivalent to --gpu-memory-utilization=${(gpuMemoryUtilization - graphShare).toFixed(4)} without CUDA graph memory profiling. To maintain the same effective KV cache size as before, increase --gpu-memory-utilization to ${(gpuMemoryUtilization + graphShare).toFixed(4)}. To disable, set VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0.`);
   }
-  b.wait(1).log(core, 'INFO', 'kv_cache_utils.py:1733', 'GPU KV cache size: 835,584 tokens', { gpu: { memoryUsedMiB: kvBase, utilizationPercent: 31 } });
-  b.log(core, 'INFO', 'kv_cache_utils.py:1734', 'Maximum concurrency for 262,144 tokens per request: 3.19x');
+  b.wait(1).log(core, 'INFO', 'kv_cache_utils.py:1733', `GPU KV cache size: ${kvCacheTokens.toLocaleString('en-US')} tokens`, { gpu: { memoryUsedMiB: kvBase, utilizationPercent: 31 } });
+  b.log(core, 'INFO', 'kv_cache_utils.py:1734', `Maximum concurrency for ${maxModelLen.toLocaleString('en-US')} tokens per request: ${(kvCacheTokens / maxModelLen).toFixed(2)}x`);
   captureBar(b, 'mixed prefill-decode, PIECEWISE', rnd, kvBase);
-  captureBar(b, 'decode, FULL', rnd, kvBase + Math.round(graphsMiB / 2));
+  captureBar(b, 'decode, FULL', rnd, kvBase + Math.floor(graphsMiB / 2));
   const total = kvBase + graphsMiB;
   b.wait(1).log(worker(0), 'INFO', 'gpu_model_runner.py:6417', 'Graph capturing finished in 38 secs, took 1.79 GiB', { gpu: { memoryUsedMiB: total, utilizationPercent: 12 } });
   for (const r of [0, 2, 1, 3, 4, 5, 7, 6]) b.log(worker(r), 'INFO', 'gpu_worker.py:621', 'CUDA graph pool memory: 1.79 GiB (actual), 1.87 GiB (estimated), difference: 0.08 GiB (4.5%).');

@@ -224,7 +224,7 @@ export async function startSimServer(options: SimServerOptions = {}): Promise<Si
         owned_by: 'vllm',
         root: model,
         parent: null,
-        max_model_len: 262144,
+        max_model_len: 65536,
         permission: [{
           id: `modelperm-${randomHex(16)}`,
           object: 'model_permission',

@@ -29,18 +29,51 @@ describe('modelwatch demo', () => {
     expect(existsSync(tempDir(stdout))).toBe(false);
   }, 15_000);
 
-  it('ok: exit 0 with shards, CUDA graphs, GPU memory, the canary passing and the gate open', async () => {
-    const { code, stdout } = await run(demoCommand, ['--scenario', 'ok', '--speed', '150', '--listen', '127.0.0.1:0']);
+  it('ok at --speed 60: verified within a minute, with shards, CUDA graphs, ~74 GiB per GPU, the canary passing and the gate open', async () => {
+    const started = Date.now();
+    const { code, stdout } = await run(demoCommand, ['--scenario', 'ok', '--speed', '60', '--listen', '127.0.0.1:0']);
+    const wallMs = Date.now() - started;
     expect(code).toBe(0);
+    // The whole 12-13 minute timeline, stall budgets included, runs 60 times faster: well under a minute.
+    expect(wallMs).toBeLessThan(60_000);
+    expect(stdout).toMatch(/a 1\dm\d\ds load replayed at 60x \(about 1\ds\)/);
     for (const phase of ['starting', 'loading_weights', 'compiling', 'warming_up', 'ready']) expect(stdout).toContain(`phase ${phase}`);
     expect(stdout).toContain('weight shards 64/64');
     expect(stdout).toContain('CUDA graphs 51/51');
     expect(stdout).toMatch(/GPUs 8x [\d.]+\/140\.4 GiB/);
     expect(stdout).toContain('smoke canary: passed: PASS capital, PASS tool_call');
     expect(stdout).toContain('readiness gate: 200 ready and verified by the smoke canary');
+    expect(stdout).toContain('as expected: PASS');
     expect(stdout).not.toContain('STALLED');
+    // The peak the daemon saw through the simulated nvidia-smi: weights, KV cache and CUDA graphs.
+    const peak = /GPU memory: peak ([\d.]+) GiB per GPU of 140\.4 GiB \(8 GPUs sampled by nvidia-smi\)/.exec(stdout);
+    expect(peak).not.toBeNull();
+    expect(Number(peak?.[1])).toBeGreaterThanOrEqual(70);
+    expect(Number(peak?.[1])).toBeLessThanOrEqual(78);
     expect(existsSync(tempDir(stdout))).toBe(false);
-  }, 15_000);
+  }, 90_000);
+
+  it('stall: the endless compile is flagged stalled with its budget compressed by the speed', async () => {
+    const { code, stdout } = await run(demoCommand, ['--scenario', 'stall', '--speed', '200', '--listen', '127.0.0.1:0']);
+    expect(code).toBe(0);
+    expect(stdout).toContain('phase compiling');
+    // The compile budget of 6 simulated minutes runs in 1.8 s of wall time at 200x.
+    expect(stdout).toMatch(/STALLED in compiling: no progress for \ds of wall time \(budget 2s, about 6m00s at real speed\)/);
+    expect(stdout).toContain('the compiling phase was flagged stalled (and not crashed)');
+    expect(stdout).not.toContain('CRASHED');
+    expect(stdout).not.toContain('phase warming_up');
+    expect(existsSync(tempDir(stdout))).toBe(false);
+  }, 30_000);
+
+  it('garbage: the load reaches ready, the canary fails and the gate stays closed', async () => {
+    const { code, stdout } = await run(demoCommand, ['--scenario', 'garbage', '--speed', '200', '--listen', '127.0.0.1:0']);
+    expect(code).toBe(0);
+    expect(stdout).toContain('phase ready');
+    expect(stdout).toMatch(/smoke canary: failed: FAIL capital/);
+    expect(stdout).not.toContain('readiness gate: 200');
+    expect(stdout).toMatch(/outcome: ready, but the smoke canary failed, so the readiness gate stays closed \(503\)/);
+    expect(existsSync(tempDir(stdout))).toBe(false);
+  }, 30_000);
 
   it('stops cleanly and exits 130 on SIGINT', async () => {
     const pending = run(demoCommand, ['--scenario', 'ok', '--speed', '10', '--listen', '127.0.0.1:0']);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadEngineCatalog } from '../../src/config/engines.js';
 import { replayLines, type ReplayReport } from '../../src/replay/replay.js';
-import { generateLoad, loadScenarios, type LoadScenario } from '../../src/sim/load.js';
+import { generateLoad, loadScenarios, type LoadScenario, type SimLoad } from '../../src/sim/load.js';
 
 const profile = loadEngineCatalog().compile('vllm');
 const start = new Date(2026, 4, 19, 10, 0, 0);
@@ -10,6 +10,9 @@ function replay(scenario: LoadScenario, options: { stallRepeats?: number } = {})
   const load = generateLoad(scenario, { start, ...options });
   return replayLines(profile, [{ texts: load.lines.map((l) => l.line), ats: undefined }]);
 }
+
+/** The first capture of `pattern` in the load's lines. */
+const first = (load: SimLoad, pattern: RegExp): string | undefined => load.lines.map((l) => pattern.exec(l.line)?.[1]).find((v) => v !== undefined);
 
 describe('generated vLLM TP=8 load logs', () => {
   it('ok: reaches ready through every phase in order, with all 64 shards and both CUDA-graph bars', async () => {
@@ -66,8 +69,35 @@ describe('generated vLLM TP=8 load logs', () => {
     const ok = generateLoad('ok', { start });
     const memory = ok.lines.flatMap((l) => (l.gpu === undefined ? [] : [l.gpu.memoryUsedMiB]));
     expect(memory[0]).toBe(0);
-    expect(Math.max(...memory)).toBeLessThan(ok.gpuMemoryTotalMiB);
-    expect(Math.max(...memory)).toBeGreaterThan(0.8 * ok.gpuMemoryTotalMiB);
     expect(ok.durationSeconds).toBeGreaterThan(11 * 60);
+  });
+
+  it('ok: GPU memory grows to about 74 GiB of each H200, the sum of what the log says it allocated', () => {
+    const ok = generateLoad('ok', { start });
+    expect(ok.gpuCount).toBe(8);
+    expect(ok.gpuMemoryTotalMiB).toBe(143_771);
+    const memory = ok.lines.flatMap((l) => (l.gpu === undefined ? [] : [l.gpu.memoryUsedMiB]));
+    const peakGiB = Math.max(...memory) / 1024;
+    expect(peakGiB).toBeGreaterThanOrEqual(70);
+    expect(peakGiB).toBeLessThanOrEqual(78);
+    // Once ready the memory stays at its peak (a drop or a rise after ready would be a leak or a crash).
+    expect(memory.at(-1)! / 1024).toBe(peakGiB);
+    // The log's own accounting adds up to what nvidia-smi shows: weights + KV cache + CUDA graphs (+ the CUDA context).
+    const gib = (pattern: RegExp): number => Number(first(ok, pattern));
+    const weights = gib(/Model loading took ([\d.]+) GiB memory/);
+    const kv = gib(/Available KV cache memory: ([\d.]+) GiB/);
+    const graphs = gib(/Graph capturing finished in \d+ secs, took ([\d.]+) GiB/);
+    expect(weights).toBeCloseTo(547e9 / 8 / 2 ** 30, 1);
+    expect(weights + kv + graphs).toBeGreaterThan(peakGiB - 1);
+    expect(weights + kv + graphs).toBeLessThan(peakGiB);
+    // vLLM refuses to start when the KV cache cannot hold one request of the maximum length.
+    const kvTokens = Number(first(ok, /GPU KV cache size: ([\d,]+) tokens/)?.replaceAll(',', ''));
+    const maxLen = Number(first(ok, /Using max model len (\d+)/));
+    expect(maxLen).toBeGreaterThan(0);
+    expect(kvTokens).toBeGreaterThanOrEqual(maxLen);
+    // The KV cache is what --gpu-memory-utilization leaves: that share of the GPU is a little above the peak.
+    const utilization = Number(first(ok, /'gpu_memory_utilization': ([\d.]+)/));
+    expect(utilization * (ok.gpuMemoryTotalMiB / 1024)).toBeGreaterThan(peakGiB);
+    expect(utilization * (ok.gpuMemoryTotalMiB / 1024)).toBeLessThan(peakGiB + 6);
   });
 });
