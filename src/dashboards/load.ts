@@ -41,7 +41,6 @@ import * as bargauge from '@grafana/grafana-foundation-sdk/bargauge';
 import * as stat from '@grafana/grafana-foundation-sdk/stat';
 import * as statetimeline from '@grafana/grafana-foundation-sdk/statetimeline';
 import * as table from '@grafana/grafana-foundation-sdk/table';
-import * as text from '@grafana/grafana-foundation-sdk/text';
 import * as timeseries from '@grafana/grafana-foundation-sdk/timeseries';
 import { phaseCode, phases, type Phase } from '../types.js';
 
@@ -218,6 +217,42 @@ export function loadDashboard(): Dashboard {
     ]))
     .span(5));
 
+  builder.withPanel(new bargauge.PanelBuilder()
+    .id(ids.panel())
+    .title('Progress')
+    .description('modelwatch_load_progress_ratio: progress of the load in progress, its phases weighted by their past durations (counters, GPU memory against past loads, or time). Absent when not loading.')
+    .datasource(datasource)
+    .withTarget(instant('A', `modelwatch_load_progress_ratio{${sel}}`, '{{target}} ({{instance}})'))
+    .reduceOptions(lastValue())
+    .orientation(VizOrientation.Horizontal)
+    .displayMode(BarGaugeDisplayMode.Gradient)
+    .unit('percentunit')
+    .min(0)
+    .max(1)
+    .noValue('not loading')
+    .thresholds(thresholds([{ value: null, color: 'blue' }, { value: 1, color: 'green' }]))
+    .span(12)
+    .height(4));
+
+  builder.withPanel(statPanel(ids, 'ETA', 'modelwatch_load_eta_seconds: expected time until ready, from past loads of the same fingerprint. Absent without history: never invented.', `modelwatch_load_eta_seconds{${sel}}`)
+    .unit('s')
+    .colorMode(BigValueColorMode.None)
+    .noValue('no history yet')
+    .span(4)
+    .height(4));
+
+  builder.withPanel(statPanel(ids, 'Slower than history', 'modelwatch_load_slow: 1 while the load runs longer than the configured multiple of the past 95th percentile (still moving, unlike a stall).', `modelwatch_load_slow{${sel}}`)
+    .mappings(flagMappings(['no', 'green'], ['SLOW', 'orange']))
+    .thresholds(thresholds([{ value: null, color: 'green' }, { value: 1, color: 'orange' }]))
+    .span(4)
+    .height(4));
+
+  builder.withPanel(statPanel(ids, 'Timeout risk', 'max(modelwatch_config_risk): 1 when a deadline on the load (engine_ready_timeout, a configured startupProbe budget) is shorter than loads take; the kinds are in the risks of the status API.', `max by (target, instance) (modelwatch_config_risk{${sel}})`)
+    .mappings(flagMappings(['none', 'green'], ['AT RISK', 'red']))
+    .thresholds(thresholds([{ value: null, color: 'green' }, { value: 1, color: 'red' }]))
+    .span(4)
+    .height(4));
+
   builder.withPanel(new timeseries.PanelBuilder()
     .id(ids.panel())
     .title('GPU memory')
@@ -301,14 +336,6 @@ export function loadDashboard(): Dashboard {
     .overrideByName('TTFT', [{ id: 'unit', value: 's' }])
     .overrideByName('output tokens/s', [{ id: 'unit', value: 'short' }, { id: 'decimals', value: 1 }])
     .span(16)
-    .height(8));
-
-  builder.withPanel(new text.PanelBuilder()
-    .id(ids.panel())
-    .title('Progress and ETA')
-    .mode(text.TextMode.Markdown)
-    .content('Load progress and the ETA of the attempt in progress arrive with the load history issue: the daemon does not export them yet.')
-    .span(8)
     .height(8));
 
   return builder.build();

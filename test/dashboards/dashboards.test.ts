@@ -87,9 +87,17 @@ describe('generated dashboards', () => {
     expect(new Set(Object.values(options).map((o) => o.color)).size).toBe(7);
   });
 
-  it('repeats the per-target row and leaves progress and ETA to a text panel', () => {
+  it('repeats the per-target row and shows progress, ETA, slowness and timeout risk from their metrics', () => {
     const panels = allPanels(read('modelwatch-load.json'));
     expect(panels[0]).toMatchObject({ type: 'row', repeat: 'target' });
-    expect(panels.filter((p) => p.type === 'text').map((p) => p.title)).toEqual(['Progress and ETA']);
+    expect(panels.filter((p) => p.type === 'text')).toEqual([]);
+    const exprOf = (title: string): string => {
+      const panel = panels.find((p) => p.title === title) as { targets?: { expr?: string }[] } | undefined;
+      return panel?.targets?.map((t) => t.expr ?? '').join(' ') ?? '';
+    };
+    expect(exprOf('Progress')).toContain('modelwatch_load_progress_ratio');
+    expect(exprOf('ETA')).toContain('modelwatch_load_eta_seconds');
+    expect(exprOf('Slower than history')).toContain('modelwatch_load_slow');
+    expect(exprOf('Timeout risk')).toContain('modelwatch_config_risk');
   });
 });
