@@ -42,7 +42,7 @@ export function identityFromLine(profile: CompiledProfile, line: string, known: 
       break;
     }
   }
-  return out as LoadIdentity;
+  return out;
 }
 
 /** Command-line flags of vLLM, SGLang, TGI and llama.cpp that name each identity field. */
@@ -77,7 +77,7 @@ export function identityFromArgv(argv: readonly string[]): LoadIdentity {
       if (next !== undefined && !next.startsWith('-')) out['model'] = next;
     }
   }
-  return out as LoadIdentity;
+  return out;
 }
 
 /** `base` with the fields it lacks taken from `more` (what is known first wins). */

@@ -77,13 +77,13 @@ export async function backfill(history: History, name: string, config: TargetCon
     }),
     history,
   );
-  let runtime: TargetRuntime | undefined;
   let lines = 0;
-  runtime = new TargetRuntime(name, config, profile, {
+  const runtime: TargetRuntime = new TargetRuntime(name, config, profile, {
     recorder,
     metrics: new Metrics('backfill', [name], []),
     publish: () => undefined,
-    now: () => runtime?.clock ?? 0,
+    // The capture's own clock: the latest time its lines have shown.
+    now: () => runtime.clock ?? 0,
     log: () => undefined,
     lineTimes: true,
   });

@@ -125,7 +125,7 @@ const metricLine = async (r: Rig, name: string): Promise<string | undefined> =>
   (await r.metrics.registry.metrics()).split('\n').find((l) => l.startsWith(`${name}{`));
 
 describe('load history: progress, ETA, learned budgets, slowness and timeout risks', () => {
-  it('gives no ETA on the first load, then an ETA within 20% of the truth at the halfway point of later loads', async () => {
+  it('gives no ETA on the first load, then an ETA within 20% of the truth at the halfway point of later loads', () => {
     const r = rig();
     // First load: progress from counters alone, no ETA, and none exported.
     const etas1: (number | null)[] = [];
@@ -269,7 +269,7 @@ describe('load history: progress, ETA, learned budgets, slowness and timeout ris
     expect(engine).toMatchObject({ atRisk: false, source: 'config' });
   });
 
-  it('marks a load slower than 1.5 times its past 95th percentile as slow, which a stall is not', async () => {
+  it('marks a load slower than 1.5 times its past 95th percentile as slow, which a stall is not', () => {
     const r = rig();
     for (let i = 0; i < 3; i++) play(r, loadOf(i + 1, T0 + i * hour), T0 + i * hour);
     // Slow but never silent for long: every silence takes 2.2 times as long... by a slow disk.

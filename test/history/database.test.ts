@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import Database from 'better-sqlite3';
 import { HistoryError, historySchemaVersion, migrations, openHistory, type History } from '../../src/history/database.js';
 import { fingerprintOf, type LoadRecord } from '../../src/history/records.js';
 
@@ -135,6 +136,26 @@ describe('load history database', () => {
     expect(h3.listLoads('llama', { limit: 10 }).map((l) => l.id)).toEqual([id]);
     h3.close();
     expect(open(path, { migrations: next }).schemaVersion).toBe(next.length);
+  });
+
+  it('upgrades a version 1 file in place: old phases read back with no GPU memory at their end', () => {
+    const path = join(dir, 'v1.db');
+    // The file an earlier modelwatch wrote: schema 1, one load with one open phase.
+    const old = new Database(path);
+    old.exec(migrations[0] ?? '');
+    old.pragma('user_version = 1');
+    const id = Number(old.prepare(`INSERT INTO loads (target, engine, fingerprint, fingerprint_json, attempt, started_at, updated_at) VALUES ('llama', 'vllm', 'f', '{}', 1, 1000, 1000)`).run().lastInsertRowid);
+    old.prepare('INSERT INTO load_phases (load_id, phase, entered_at) VALUES (?, ?, ?)').run(id, 'starting', 1_000);
+    old.close();
+    const h = open(path);
+    expect(h.schemaVersion).toBe(historySchemaVersion);
+    expect(h.listLoads('llama', { limit: 1 })[0]?.phases).toEqual([{ phase: 'starting', enteredAt: 1_000, durationMs: null, longestSilenceMs: null, gpuBytesAtEnd: null }]);
+    h.closePhase(id, 'starting', 500, 100, 3 * 2 ** 30);
+    h.setFingerprint(id, 'abc', '{"model":"m"}');
+    expect(h.listLoads('llama', { limit: 1 })[0]).toMatchObject({ fingerprint: 'abc', phases: [{ durationMs: 500, gpuBytesAtEnd: 3 * 2 ** 30 }] });
+    expect(h.findLoadStartedAt('llama', 1_000)?.id).toBe(id);
+    expect(h.findLoadStartedAt('llama', 2_000)).toBeUndefined();
+    expect(h.check()).toEqual({ integrity: ['ok'], orphans: 0 });
   });
 
   it('refuses a database from a newer modelwatch, clearly', () => {
