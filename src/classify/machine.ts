@@ -83,6 +83,15 @@ interface Candidate {
 const ranks: Readonly<Record<Phase, number>> = Object.fromEntries(phases.map((p, i) => [p, i])) as Record<Phase, number>;
 const rank = (p: Phase): number => ranks[p];
 const noEvents: readonly MachineEvent[] = Object.freeze([]);
+// Only the first candidate, the first specific one and the latest are ever read: an engine that
+// repeats its error line forever (every rank, in a loop) must not grow the list without bound.
+const maxCandidates = 32;
+
+/** Adds a root-cause candidate, dropping old ones that can no longer be chosen. */
+function addCandidate(list: Candidate[], c: Candidate): void {
+  if (list.length >= maxCandidates) list.splice(list.findIndex((x) => x.specific) === 1 ? 2 : 1, 1);
+  list.push(c);
+}
 
 function clean(raw: string): string {
   let end = raw.length;
@@ -139,6 +148,11 @@ export class PhaseMachine {
   /** The current phase. */
   get current(): Phase {
     return this.phase;
+  }
+
+  /** The engine version the logs have stated, if any. */
+  get engineVersion(): string | null {
+    return this.version;
   }
 
   /** Replaces stall budgets (as learned from past loads); the next line or tick judges by them. */
@@ -280,7 +294,7 @@ export class PhaseMachine {
         return 'error';
       }
       if (v.crash.causal) {
-        this.candidates.push({ reason: v.crash.reason, line, at, specific: v.crash.specific });
+        addCandidate(this.candidates, { reason: v.crash.reason, line, at, specific: v.crash.specific });
         if (v.crash.terminal) this.enterCrash(line, at, events, undefined);
       } else if (v.crash.terminal) {
         this.enterCrash(line, at, events, v.crash);
@@ -295,7 +309,7 @@ export class PhaseMachine {
     if (v.foretell !== undefined && !this.foretold.some((f) => f.reason === v.foretell)) {
       this.foretold.push({ reason: v.foretell, line, at });
       // The line states the cause the engine will die of: it is the root cause if it does.
-      if (this.phase !== 'crashed') this.candidates.push({ reason: v.foretell, line, at, specific: true });
+      if (this.phase !== 'crashed') addCandidate(this.candidates, { reason: v.foretell, line, at, specific: true });
       events.push({ type: 'foretell', reason: v.foretell, line, at, hint: remediation[v.foretell], attempt: this.attempt });
     }
     if (v.counter) {

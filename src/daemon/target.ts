@@ -160,7 +160,7 @@ export class TargetRuntime {
         // time zone are not ours.
         const at = o.at ?? (this.deps.lineTimes === true ? undefined : now);
         this.keep(at ?? now, o.line);
-        const version = this.machine.snapshot().version;
+        const version = this.machine.engineVersion;
         this.handle(this.machine.observeLine(o.line, at));
         this.learnIdentity(o.line, version);
         break;
@@ -551,7 +551,7 @@ export class TargetRuntime {
   /** Reads what the attempt loads from its startup lines, until the logs have said it all. */
   private learnIdentity(line: string, versionBefore: string | null): void {
     const phase = this.phase;
-    let changed = this.machine.snapshot().version !== versionBefore;
+    let changed = this.machine.engineVersion !== versionBefore;
     if ((phase === 'starting' || phase === 'down') && !identityComplete(this.identityLogs)) {
       const found = identityFromLine(this.profile, line, this.identityLogs);
       if (Object.keys(found).length > 0) {
@@ -565,7 +565,7 @@ export class TargetRuntime {
   private computeFingerprint(): Fingerprint {
     const fixed: LoadIdentity = this.config.fingerprint;
     const id = mergeIdentity(mergeIdentity(fixed, this.identityArgv), this.identityLogs);
-    const version = this.machine.snapshot().version;
+    const version = this.machine.engineVersion;
     return fingerprintOf({
       model: id.model ?? this.config.smoke.model ?? this.name,
       tensorParallelSize: id.tensorParallelSize,
