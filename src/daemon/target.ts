@@ -123,6 +123,8 @@ export class TargetRuntime {
   private recentCrashes: string[] = [];
   private gpuAtPhaseStart: number | null = null;
   private ratioFloor = 0;
+  /** The time of the last log line read and the wall time it arrived. */
+  private lastLine: { at: number; arrived: number } | null = null;
   private lastProgressEvent: { at: number; ratio: number | null; eta: number | null; slow: boolean; risky: string } | null = null;
 
   constructor(
@@ -160,6 +162,7 @@ export class TargetRuntime {
         // time zone are not ours.
         const at = o.at ?? (this.deps.lineTimes === true ? undefined : now);
         this.keep(at ?? now, o.line);
+        if (at !== undefined) this.lastLine = { at, arrived: now };
         const version = this.machine.engineVersion;
         this.handle(this.machine.observeLine(o.line, at));
         this.learnIdentity(o.line, version);
@@ -208,7 +211,11 @@ export class TargetRuntime {
 
   /** Evaluates stall budgets at `now` and exports line counts. */
   tick(now: number): void {
-    this.handle(this.machine.tick(now));
+    // While the journal is being caught up (after a restart of modelwatch, or journalctl resumed)
+    // its lines arrive with times far behind the wall clock; a silence is judged on the log's own
+    // clock, advanced by the time since its last line arrived, so a backlog never looks stalled.
+    const judged = this.lastLine === null ? now : Math.min(now, this.lastLine.at + (now - this.lastLine.arrived));
+    this.handle(this.machine.tick(judged));
     this.updateEstimate(now);
     // GPU memory goes to the history once a minute and at every transition, never per sample.
     if (now - this.gpuRecordedAt >= 60_000) this.recordGpus(now);

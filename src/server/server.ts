@@ -4,6 +4,7 @@
  */
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { DaemonEvent } from '../daemon/events.js';
+import { statusPage } from './page.js';
 
 /** What the server reads from the daemon. */
 export interface DaemonView {
@@ -35,14 +36,14 @@ export interface ServerOptions {
   readonly logLevel: 'info' | 'debug' | 'warn' | 'error' | false;
   /** SSE keep-alive comment interval. */
   readonly keepAliveMs?: number;
+  /** Serve HTTPS with this certificate (chain) and private key, both PEM; plain HTTP without it. */
+  readonly tls?: { readonly cert: Buffer; readonly key: Buffer } | undefined;
 }
-
-const htmlEscape = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** The HTTP server of the daemon, before and after it listens. */
 export interface HttpServer {
   readonly log: Log;
-  /** Starts listening; resolves to the address (http://host:port). */
+  /** Starts listening; resolves to the address (http://host:port, or https:// with TLS). */
   listen(host: string, port: number): Promise<string>;
   close(): Promise<void>;
 }
@@ -71,7 +72,13 @@ function wrap(app: FastifyInstance): HttpServer {
 }
 
 function buildApp(view: DaemonView, options: ServerOptions): FastifyInstance {
-  const app = Fastify({ logger: options.logLevel === false ? false : { level: options.logLevel } });
+  const app = Fastify({
+    logger: options.logLevel === false ? false : { level: options.logLevel },
+    // Scrapes and readiness probes every few seconds would otherwise log two lines each.
+    disableRequestLogging: true,
+    // Throws here, at start, for a certificate or key node:tls cannot use.
+    ...(options.tls === undefined ? {} : { https: { cert: options.tls.cert, key: options.tls.key } }),
+  }) as unknown as FastifyInstance;
 
   app.get('/metrics', async (_req, reply) => {
     const m = await view.metrics();
@@ -83,7 +90,14 @@ function buildApp(view: DaemonView, options: ServerOptions): FastifyInstance {
   app.get('/api/v1/targets', () => ({
     targets: view.targets().map((name) => {
       const s = view.status(name) ?? {};
-      return { name, engine: s['engine'], phase: s['phase'], since: s['since'], stalled: s['stalled'], ready: s['ready'], crash: s['crash'] === null ? null : (s['crash'] as { reason?: string } | undefined)?.reason ?? null };
+      const estimate = s['estimate'] as { progressRatio?: number | null; etaSeconds?: number | null; slow?: boolean } | null | undefined;
+      const risks = (s['risks'] as { kind: string; atRisk: boolean }[] | undefined) ?? [];
+      return {
+        name, engine: s['engine'], phase: s['phase'], since: s['since'], stalled: s['stalled'], ready: s['ready'],
+        progressRatio: estimate?.progressRatio ?? null, etaSeconds: estimate?.etaSeconds ?? null, slow: estimate?.slow ?? false,
+        risks: risks.filter((r) => r.atRisk).map((r) => r.kind),
+        crash: s['crash'] === null ? null : (s['crash'] as { reason?: string } | undefined)?.reason ?? null,
+      };
     }),
   }));
 
@@ -112,9 +126,17 @@ function buildApp(view: DaemonView, options: ServerOptions): FastifyInstance {
     return reply.code(r.status).send(r.body);
   });
 
+  // Open event streams never end by themselves: closing the server ends them, or it would wait forever.
+  const streams = new Set<{ end(): unknown }>();
+  app.addHook('preClose', (done) => {
+    for (const s of streams) s.end();
+    done();
+  });
+
   app.get('/api/v1/events', (req, reply) => {
     reply.hijack();
     const res = reply.raw;
+    streams.add(res);
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
     const send = (e: DaemonEvent): void => {
       res.write(`event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
@@ -123,23 +145,23 @@ function buildApp(view: DaemonView, options: ServerOptions): FastifyInstance {
     const unsubscribe = view.subscribe(send);
     const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), options.keepAliveMs ?? 15_000);
     req.raw.on('close', () => {
+      streams.delete(res);
       clearInterval(keepAlive);
       unsubscribe();
     });
   });
 
   app.get('/', (_req, reply) => {
-    const rows = view
-      .targets()
-      .map((name) => {
-        const s = view.status(name) ?? {};
-        const crash = s['crash'] as { reason: string; line: string } | null | undefined;
-        return `<tr><td>${htmlEscape(name)}</td><td>${htmlEscape(String(s['phase']))}</td><td>${s['stalled'] === true ? 'STALLED' : ''}</td><td>${crash ? `${htmlEscape(crash.reason)}: <code>${htmlEscape(crash.line)}</code>` : ''}</td></tr>`;
-      })
-      .join('\n');
+    const page = statusPage();
     return reply
+      .headers({
+        'content-security-policy': page.contentSecurityPolicy,
+        'x-content-type-options': 'nosniff',
+        'referrer-policy': 'no-referrer',
+        'cache-control': 'no-cache',
+      })
       .type('text/html; charset=utf-8')
-      .send(`<!doctype html><html><head><meta charset="utf-8"><meta http-equiv="refresh" content="5"><title>modelwatch</title></head><body><h1>modelwatch</h1><table><tr><th>target</th><th>phase</th><th>stall</th><th>crash</th></tr>\n${rows}\n</table><p><a href="/metrics">metrics</a> · <a href="/api/v1/targets">API</a></p></body></html>`);
+      .send(page.html);
   });
 
   return app;

@@ -33,6 +33,23 @@ const gpu = (index: number, usedGiB: number, fault: string | null = null): GpuSa
 });
 
 describe('TargetRuntime', () => {
+  it('never calls a journal backlog stalled while catching up on it, and still catches a silence after it', () => {
+    const { t, line, at, events } = runtime();
+    // modelwatch restarted 40 minutes into a load: the journal replays lines 40 to 1 minutes old.
+    at(40 * 60);
+    line(0, 'INFO 11-30 09:00:00 [x.py:1] Starting to load model moonshotai/Kimi-K2.5...');
+    for (let s = 60; s <= 39 * 60; s += 60) {
+      line(s, `(Worker_TP0 pid=415) \rLoading safetensors checkpoint shards:  ${Math.round(s / 24)}% Completed | ${s / 60}/64 [00:10<00:00, 1.2s/it]`);
+      t.tick(at(40 * 60 + s / 600));
+    }
+    expect(events.filter((e) => e.type === 'stall')).toEqual([]);
+    // Then the server really goes silent: the 15-minute budget of loading_weights runs out.
+    t.tick(at(40 * 60 + 10 * 60));
+    expect(events.filter((e) => e.type === 'stall')).toEqual([]);
+    t.tick(at(40 * 60 + 17 * 60));
+    expect(events.filter((e) => e.type === 'stall')).toHaveLength(1);
+  });
+
   it('crashes when the unit fails, naming the cause from the logs', () => {
     const { t, line, at } = runtime();
     t.observe({ kind: 'unit', target: 'kimi', at: at(0), state: unit({}) });
