@@ -157,7 +157,10 @@ export class PhaseMachine {
 
   /** Replaces stall budgets (as learned from past loads); the next line or tick judges by them. */
   setStallBudgets(budgets: Partial<Record<LoadingPhase, number>>): void {
-    for (const [phase, ms] of Object.entries(budgets)) if (ms !== undefined) this.budgets[phase as LoadingPhase] = ms;
+    for (const phase of loadingPhases) {
+      const ms = budgets[phase];
+      if (ms !== undefined) this.budgets[phase] = ms;
+    }
   }
 
   /** The stall budget of every loading phase, in milliseconds. */

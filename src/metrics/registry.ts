@@ -139,9 +139,15 @@ export class Metrics {
   /** One GPU's sample; null values are left unset (nvidia-smi printed a placeholder). */
   setGpu(gpu: { index: number; uuid: string; name: string; memoryUsedBytes: number | null; memoryTotalBytes: number | null; utilization: number | null }): void {
     const labels = { gpu: String(gpu.index), uuid: gpu.uuid, name: gpu.name };
-    if (gpu.memoryUsedBytes !== null) this.gpuUsed.set(labels, gpu.memoryUsedBytes);
-    if (gpu.memoryTotalBytes !== null) this.gpuTotal.set(labels, gpu.memoryTotalBytes);
-    if (gpu.utilization !== null) this.gpuUtil.set(labels, gpu.utilization);
+    // A reading nvidia-smi cannot give ([N/A], a lost GPU) removes the series: a stale value would
+    // claim a lost GPU still holds its memory.
+    const put = (g: Gauge<'gpu' | 'uuid' | 'name'>, v: number | null): void => {
+      if (v === null) g.remove(labels);
+      else g.set(labels, v);
+    };
+    put(this.gpuUsed, gpu.memoryUsedBytes);
+    put(this.gpuTotal, gpu.memoryTotalBytes);
+    put(this.gpuUtil, gpu.utilization);
   }
 
   /** GPU memory held by a target's processes on one GPU. */

@@ -262,12 +262,15 @@ async function attempt<T>(o: ClientOptions, method: 'GET' | 'POST', path: string
     }
     return await read(res);
   } catch (err) {
-    if (controller.signal.aborted && controller.signal.reason instanceof DeadlineError) {
+    const code = errorCode(err);
+    // undici's own header and body timers hold the same limit and, their clock being coarse, may
+    // fire before the deadline: the same verdict either way.
+    const undiciTimeout = code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT';
+    if ((controller.signal.aborted && controller.signal.reason instanceof DeadlineError) || (undiciTimeout && o.signal?.aborted !== true)) {
       return failure(status, 'timeout', `timed out after ${o.timeoutMs} ms${status === 0 ? ' waiting for an answer' : ' reading the answer'}`);
     }
     if (o.signal?.aborted) return failure(status, 'aborted', 'aborted');
     if (err instanceof TooLargeError) return failure(status, 'too_large', err.message);
-    const code = errorCode(err);
     const message = err instanceof Error ? oneLine(err.message, 120) : '';
     return failure(status, transportKind(code), message.includes(code) ? message : message === '' ? code : `${code}: ${message}`);
   } finally {

@@ -1,5 +1,6 @@
 import { createReadStream } from 'node:fs';
 import { ModelwatchError } from '../errors.js';
+import { LineSplitter, maxRecordBytes, truncateLine } from '../sources/lines.js';
 
 /** One line read from a captured log, with its journal time when the capture has one. */
 export interface InputLine {
@@ -58,7 +59,8 @@ function looksLikeJournal(firstLine: string): boolean {
 /**
  * Reads a captured log in batches of lines: plain text (a leading block of `# ` provenance lines
  * is skipped) or `journalctl -o json` lines, detected from the first non-empty line. Batches keep
- * the per-line cost of async iteration off the hot path.
+ * the per-line cost of async iteration off the hot path. Log lines are cut as the daemon cuts
+ * them (`maxLineBytes`), so a replay judges what the live daemon would.
  * Throws ModelwatchError MW_ERR_INPUT_READ or MW_ERR_INPUT_PARSE with the file and line number.
  */
 export async function* readCapture(file: string, onFormat?: (f: InputFormat) => void): AsyncGenerator<LineBatch> {
@@ -69,7 +71,6 @@ export async function* readCapture(file: string, onFormat?: (f: InputFormat) => 
   let format: InputFormat | undefined;
   let header = true;
   let lineNo = 0;
-  let carry: Buffer | undefined;
   const newBatch = (): LineBatch => ({ texts: [], ats: format === 'journal-json' ? [] : undefined });
   const take = (line: string, out: LineBatch): void => {
     lineNo++;
@@ -82,30 +83,33 @@ export async function* readCapture(file: string, onFormat?: (f: InputFormat) => 
     if (format === 'text') {
       if (header && line.startsWith('# ')) return;
       header = false;
-      out.texts.push(line);
+      out.texts.push(truncateLine(line));
       return;
     }
     if (line.trim() === '') return;
     try {
       const ats = (out.ats ??= []);
       for (const l of parseJournalEntry(line)) {
-        out.texts.push(l.text);
+        out.texts.push(truncateLine(l.text));
         ats.push(l.at);
       }
     } catch (err) {
       throw new ModelwatchError('MW_ERR_INPUT_PARSE', `${file}: line ${lineNo}: not a journal JSON entry (${(err as Error).message})`);
     }
   };
+  // Records are kept whole up to maxRecordBytes (a journal entry is parsed before its lines are cut).
+  const pending: string[] = [];
+  const splitter = new LineSplitter((line) => pending.push(line), maxRecordBytes);
+  const taken = (): LineBatch => {
+    const batch = newBatch();
+    for (const line of pending) take(line, batch);
+    pending.length = 0;
+    return batch;
+  };
   try {
     for await (const chunk of stream) {
-      const bytes = carry === undefined ? (chunk as Buffer) : Buffer.concat([carry, chunk as Buffer]);
-      const batch = newBatch();
-      let start = 0;
-      for (let nl = bytes.indexOf(10); nl !== -1; nl = bytes.indexOf(10, start)) {
-        take(bytes.toString('utf8', start, nl), batch);
-        start = nl + 1;
-      }
-      carry = start < bytes.length ? bytes.subarray(start) : undefined;
+      splitter.push(chunk as Buffer);
+      const batch = taken();
       if (batch.texts.length > 0) yield batch;
     }
   } catch (err) {
@@ -114,9 +118,7 @@ export async function* readCapture(file: string, onFormat?: (f: InputFormat) => 
   } finally {
     stream.destroy();
   }
-  if (carry !== undefined) {
-    const batch = newBatch();
-    take(carry.toString('utf8'), batch);
-    if (batch.texts.length > 0) yield batch;
-  }
+  splitter.end();
+  const last = taken();
+  if (last.texts.length > 0) yield last;
 }

@@ -5,6 +5,7 @@
  * daemon exits.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { LineSplitter, maxLineBytes } from './lines.js';
 
 /** What to run. */
 export interface ExecSpec {
@@ -62,10 +63,12 @@ export function terminate(child: ChildProcess, graceMs = 1000): void {
 
 /** Options of a long-lived child whose stdout is read line by line. */
 export interface FollowOptions {
-  /** Called for every complete stdout line (without its newline; a final partial line is kept until more arrives or the child exits). */
+  /** Called for every complete stdout line (without its newline, invalid UTF-8 as U+FFFD; a final partial line is kept until more arrives or the child exits). */
   readonly onLine: (line: string) => void;
   /** Kill the child when no stdout arrives for this long (a hung tool); undefined: never. */
   readonly idleTimeoutMs?: number | undefined;
+  /** Longest line delivered, in bytes; a longer one is truncated (default {@link maxLineBytes}). */
+  readonly maxLineBytes?: number | undefined;
   readonly signal: AbortSignal;
 }
 
@@ -83,7 +86,7 @@ export function follow(spec: ExecSpec, options: FollowOptions): Promise<ExecExit
       return;
     }
     let stderr = '';
-    let carry: Buffer | undefined;
+    const lines = new LineSplitter(options.onLine, options.maxLineBytes ?? maxLineBytes);
     let idleKilled = false;
     let idleTimer: NodeJS.Timeout | undefined;
     const armIdle = (): void => {
@@ -98,15 +101,15 @@ export function follow(spec: ExecSpec, options: FollowOptions): Promise<ExecExit
     if (options.signal.aborted) onAbort();
     else options.signal.addEventListener('abort', onAbort, { once: true });
     armIdle();
-    child.stdout?.on('data', (chunk: Buffer) => {
+    const stdout = child.stdout;
+    stdout?.on('data', (chunk: Buffer) => {
       armIdle();
-      const bytes = carry === undefined ? chunk : Buffer.concat([carry, chunk]);
-      let startAt = 0;
-      for (let nl = bytes.indexOf(10); nl !== -1; nl = bytes.indexOf(10, startAt)) {
-        options.onLine(bytes.toString('utf8', startAt, nl));
-        startAt = nl + 1;
-      }
-      carry = startAt < bytes.length ? bytes.subarray(startAt) : undefined;
+      lines.push(chunk);
+      // One chunk per turn of the event loop: libuv reads up to 32 chunks from a pipe in one go,
+      // and a child flooding its output (a crash printing 100k lines) would otherwise hold the
+      // loop for as long as their lines take to classify. Paused, the pipe fills and the child waits.
+      stdout.pause();
+      setImmediate(() => stdout.resume());
     });
     child.stderr?.on('data', (chunk: Buffer) => (stderr = keepTail(stderr, chunk)));
     let spawnError: string | undefined;
@@ -114,7 +117,7 @@ export function follow(spec: ExecSpec, options: FollowOptions): Promise<ExecExit
     child.on('close', (code, sig) => {
       if (idleTimer) clearTimeout(idleTimer);
       options.signal.removeEventListener('abort', onAbort);
-      if (carry !== undefined && carry.length > 0) options.onLine(carry.toString('utf8'));
+      lines.end();
       resolve({ code, signal: sig, error: spawnError, stderr, idleKilled });
     });
   });

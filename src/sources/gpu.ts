@@ -4,7 +4,9 @@
  * `appsIntervalMs` for memory per process. A hung child (no output for `hangTimeoutMs`) is killed
  * and restarted; a missing binary or a failing nvidia-smi (exit 9: driver not loaded, 6: no
  * devices, 255: NVML failed, 18: driver/library mismatch, ...) becomes `source` up:false with the
- * exit code and nvidia-smi's own message, and is retried with backoff.
+ * exit code and nvidia-smi's own message, and is retried with backoff. A sample in which every GPU
+ * reports a fault (`[GPU is lost]` rows) still goes out, and makes the source down with the faults
+ * as the reason until a GPU reads normally again.
  */
 import { follow, run, type ExecSpec } from './exec.js';
 import {
@@ -41,6 +43,14 @@ const keepMessages = 8;
 // The timestamp nvidia-smi prints is the host's clock; one far from ours is not trusted.
 const maxClockSkewMs = 60_000;
 
+/** Why no GPU of a sample can be observed (every one reports a fault), or undefined when some can. */
+function everyGpuFaulted(host: GpuHostSample): string | undefined {
+  if (host.gpus.length === 0 || host.gpus.some((g) => g.fault === null)) return undefined;
+  const faults = [...new Set(host.gpus.map((g) => g.fault ?? ''))];
+  const which = host.gpus.length === 1 ? `GPU ${host.gpus[0]?.index ?? 0} reports` : `all ${host.gpus.length} GPUs report`;
+  return `nvidia-smi runs but ${which} a fault: ${faults.join('; ')}`;
+}
+
 /** Creates the host's GPU source (`gpu` observations per loop iteration, `gpu_processes`, `source`). */
 export function createGpuSource(options: GpuSourceOptions): Source {
   const intervalMs = Math.max(1, options.intervalMs);
@@ -55,6 +65,7 @@ export function createGpuSource(options: GpuSourceOptions): Source {
   async function sample(emit: Emit, signal: AbortSignal): Promise<void> {
     let attempt = 0;
     let up: boolean | undefined;
+    let blindError: string | undefined;
     while (!signal.aborted) {
       const grouper = new GpuSampleGrouper({ gapMs: intervalMs / 2 });
       const messages: string[] = [];
@@ -69,10 +80,17 @@ export function createGpuSource(options: GpuSourceOptions): Source {
         }
         // Only what nvidia-smi printed after its last good sample can explain a failure.
         messages.length = 0;
-        if (up !== true) {
+        // One lost GPU is a fault of that GPU (its target crashes); when every GPU reports one,
+        // nothing on the host can be observed, and that is said as the source being down.
+        const blind = everyGpuFaulted(host);
+        if (blind !== undefined) {
+          if (up !== false || blind !== blindError) emit({ kind: 'source', source: 'gpu', at: now, up: false, error: blind });
+          up = false;
+        } else if (up !== true) {
           up = true;
           emit({ kind: 'source', source: 'gpu', at: now, up: true });
         }
+        blindError = blind;
         emit({ kind: 'gpu', at, gpus: host.gpus });
       };
       const end = await follow(spec(gpuLoopArgs(intervalMs)), {
@@ -92,6 +110,7 @@ export function createGpuSource(options: GpuSourceOptions): Source {
       if (rest) publish(rest);
       if (stopped(signal)) return;
       up = false;
+      blindError = undefined;
       emit({ kind: 'source', source: 'gpu', at: Date.now(), up: false, error: describeNvidiaSmiFailure(options.nvidiaSmi, end, messages, hangTimeoutMs) });
       await sleep(backoffMs(attempt++, baseMs, capMs), signal);
     }

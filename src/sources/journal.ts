@@ -2,10 +2,11 @@
  * The journal source: follows one systemd unit's journal with a single long-lived
  * `journalctl -u UNIT -o json -a -f`, scoped to the unit's current invocation (and every later
  * one: a new invocation id in the stream is a restart of the unit). It tracks the `__CURSOR` of
- * every entry it reads, so when journalctl dies it restarts it with `--after-cursor` and no entry
- * is lost or read twice.
+ * every entry it reads, so when journalctl dies it restarts it at that cursor and no entry is lost
+ * or read twice, even when journald rotated and vacuumed the journal files in between.
  */
 import { follow, run } from './exec.js';
+import { maxRecordBytes, truncateLine } from './lines.js';
 import { backoffMs, sleep, type Emit, type Source } from './source.js';
 import { journalMessage } from '../replay/input.js';
 
@@ -105,6 +106,8 @@ export function createJournalSource(options: JournalSourceOptions): JournalSourc
   if (options.directory !== undefined) where.push(`--directory=${options.directory}`, '-m');
 
   let lastCursor = options.afterCursor;
+  // The cursor journalctl was restarted at: its entry comes first again and is skipped.
+  let resumeAt: string | undefined;
   let invalidLines = 0;
   let entries = 0;
 
@@ -148,8 +151,11 @@ export function createJournalSource(options: JournalSourceOptions): JournalSourc
       invalidLines++;
       return;
     }
-    entries++;
     const cursor = text(entry['__CURSOR']);
+    const resumed = resumeAt;
+    resumeAt = undefined;
+    if (resumed !== undefined && cursor === resumed) return;
+    entries++;
     if (cursor !== undefined) lastCursor = cursor;
     const at = realtimeMs(entry);
     const invocation = invocationOf(entry);
@@ -175,7 +181,7 @@ export function createJournalSource(options: JournalSourceOptions): JournalSourc
     if (message === undefined) return;
     const lines = message.split('\n');
     if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
-    for (const l of lines) emit({ kind: 'log', target, at, line: l, cursor, invocation });
+    for (const l of lines) emit({ kind: 'log', target, at, line: truncateLine(l), cursor, invocation });
   }
 
   async function runSource(emit: Emit, signal: AbortSignal): Promise<void> {
@@ -200,16 +206,22 @@ export function createJournalSource(options: JournalSourceOptions): JournalSourc
         }
         resolved = true;
       }
-      // `-f` implies `-n 10`, and with --after-cursor that cuts the catch-up to ten entries (seen
-      // with systemd 252): say `-n all` every time something is to be caught up.
+      // `-f` implies `-n 10`, and with a cursor that cuts the catch-up to ten entries (seen with
+      // systemd 252): say `-n all` every time something is to be caught up. `--after-cursor`
+      // skips one entry blindly, which loses the first new entry when the cursor's own entry is
+      // gone (its file rotated and vacuumed, seen with systemd 252); `--cursor` starts at the
+      // cursor's entry, or at the first one after its place when it is gone, and `handle` skips
+      // that entry when it is the one already read.
+      resumeAt = lastCursor;
       const start =
-        lastCursor !== undefined ? ['-n', 'all', `--after-cursor=${lastCursor}`] : backlog ? ['-n', 'all'] : ['-n', '0'];
+        lastCursor !== undefined ? ['-n', 'all', `--cursor=${lastCursor}`] : backlog ? ['-n', 'all'] : ['-n', '0'];
       const argv = [journalctl, ...where, '-u', options.unit, '-o', 'json', '-a', '-f', '--no-pager', ...start];
       const startedAt = Date.now();
       let running = true;
       const upTimer = setTimeout(() => { if (running) setUp(true); }, upAfterMs);
       const exit = await follow({ argv }, {
         signal,
+        maxLineBytes: maxRecordBytes,
         onLine: (line) => {
           if (!up) setUp(true);
           handle(line, emit);

@@ -7,6 +7,7 @@
 import { watch, type FSWatcher } from 'node:fs';
 import { open, stat, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { LineSplitter } from './lines.js';
 import { sleep, type Emit, type Source } from './source.js';
 
 /** Options of the logfile source. */
@@ -22,8 +23,6 @@ export interface LogfileSourceOptions {
 }
 
 const chunkBytes = 1 << 16;
-// One line longer than this is emitted in pieces rather than held in memory without bound.
-const maxLineBytes = 1 << 20;
 
 interface Open {
   readonly fh: FileHandle;
@@ -48,7 +47,6 @@ export function createLogfileSource(options: LogfileSourceOptions): Source {
 
   async function runSource(emit: Emit, signal: AbortSignal): Promise<void> {
     let file: Open | undefined;
-    let partial: Buffer | undefined;
     let first = true;
     let up: boolean | undefined;
     const setUp = (value: boolean, error?: string): void => {
@@ -56,9 +54,8 @@ export function createLogfileSource(options: LogfileSourceOptions): Source {
       up = value;
       emit({ kind: 'source', source: 'logfile', target, at: Date.now(), up: value, ...(error !== undefined ? { error } : {}) });
     };
-    const emitLine = (bytes: Buffer): void => {
-      emit({ kind: 'log', target, at: undefined, line: bytes.toString('utf8') });
-    };
+    // A line over maxLineBytes is truncated, not split: it is still one line.
+    const lines = new LineSplitter((line) => { emit({ kind: 'log', target, at: undefined, line }); });
 
     const drain = async (f: Open): Promise<void> => {
       const buf = Buffer.allocUnsafe(chunkBytes);
@@ -66,18 +63,8 @@ export function createLogfileSource(options: LogfileSourceOptions): Source {
         const { bytesRead } = await f.fh.read(buf, 0, chunkBytes, f.offset);
         if (bytesRead === 0) return;
         f.offset += bytesRead;
-        const bytes = partial === undefined ? buf.subarray(0, bytesRead) : Buffer.concat([partial, buf.subarray(0, bytesRead)]);
-        let startAt = 0;
-        for (let nl = bytes.indexOf(10); nl !== -1; nl = bytes.indexOf(10, startAt)) {
-          emitLine(bytes.subarray(startAt, nl));
-          startAt = nl + 1;
-        }
-        // Copied: `buf` is reused by the next read.
-        partial = startAt < bytes.length ? Buffer.from(bytes.subarray(startAt)) : undefined;
-        if (partial !== undefined && partial.length > maxLineBytes) {
-          emitLine(partial);
-          partial = undefined;
-        }
+        // The splitter copies what it keeps: `buf` is reused by the next read.
+        lines.push(buf.subarray(0, bytesRead));
       }
     };
 
@@ -88,8 +75,7 @@ export function createLogfileSource(options: LogfileSourceOptions): Source {
       } catch {
         // The old file is gone or unreadable: what it still had is lost either way.
       }
-      if (partial !== undefined) emitLine(partial);
-      partial = undefined;
+      lines.end();
       await f.fh.close().catch(() => undefined);
     };
 
@@ -136,16 +122,19 @@ export function createLogfileSource(options: LogfileSourceOptions): Source {
             const own = await fh.stat();
             file = { fh, dev: own.dev, ino: own.ino, offset: first && options.fromStart !== true ? own.size : 0 };
             first = false;
-            partial = undefined;
+            lines.clear();
           }
           setUp(true);
-          const size = (await file.fh.stat()).size;
+          // While the path still names the open file, its stat already says the size: a quiet
+          // poll then costs one system call instead of three (the daemon polls every target's file).
+          const same = st.isFile() && st.ino === file.ino && st.dev === file.dev;
+          const size = same ? st.size : (await file.fh.stat()).size;
           if (size < file.offset) {
             // Truncated in place (copytruncate, `> file`): start over.
             file.offset = 0;
-            partial = undefined;
+            lines.clear();
           }
-          await drain(file);
+          if (!same || size > file.offset) await drain(file);
         } catch (err) {
           if (file !== undefined) {
             await finish(file);

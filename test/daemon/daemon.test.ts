@@ -73,7 +73,8 @@ async function rig(options: { gpu?: string; budgets?: string; smoke?: string; ap
   cleanups.push(() => sim.close());
   let t = Date.now();
   const append = (messages: readonly string[]): void => {
-    const entries: JournalEntry[] = messages.map((message) => ({ message, at: (t += 1), unit: 'vllm.service', invocation: 'a1b2c3d4e5f60718293a4b5c6d7e8f90' }));
+    // journald stamps a line when it receives it: now, and never before the previous line.
+    const entries: JournalEntry[] = messages.map((message) => ({ message, at: (t = Math.max(t + 1, Date.now())), unit: 'vllm.service', invocation: 'a1b2c3d4e5f60718293a4b5c6d7e8f90' }));
     buildJournal(entries, journalDir);
   };
   append(['Started vllm.service - vLLM server.', vllm('APIServer pid=1', 'INFO', "non-default args: {'model': 'moonshotai/Kimi-K2.5', 'tensor_parallel_size': 8}")]);

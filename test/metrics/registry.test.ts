@@ -26,6 +26,32 @@ function sample(): Metrics {
 }
 
 describe('Metrics', () => {
+  it('drops a GPU reading nvidia-smi can no longer give instead of keeping a stale one', async () => {
+    const m = new Metrics('0.1.0', ['kimi'], ['gpu']);
+    const gpu = { index: 3, uuid: 'GPU-3', name: 'NVIDIA H200', memoryUsedBytes: 70e9, memoryTotalBytes: 150e9, utilization: 0.9 };
+    m.setGpu(gpu);
+    expect(await m.render()).toContain('modelwatch_gpu_memory_used_bytes{gpu="3",uuid="GPU-3",name="NVIDIA H200"} 70000000000');
+    m.setGpu({ ...gpu, memoryUsedBytes: null, utilization: null });
+    const text = await m.render();
+    expect(text).not.toContain('modelwatch_gpu_memory_used_bytes{gpu="3"');
+    expect(text).not.toContain('modelwatch_gpu_utilization_ratio{gpu="3"');
+    expect(text).toContain('modelwatch_gpu_memory_total_bytes{gpu="3",uuid="GPU-3",name="NVIDIA H200"} 150000000000');
+  });
+
+  it('exports progress and ETA only while known, and a risk per deadline kind', async () => {
+    const m = new Metrics('0.1.0', ['kimi'], []);
+    m.setEstimate('kimi', { progressRatio: 0.4, etaSeconds: 420, slow: false });
+    m.setRisk('kimi', 'engine_ready_timeout', true);
+    let text = await m.render();
+    expect(text).toContain('modelwatch_load_progress_ratio{target="kimi"} 0.4');
+    expect(text).toContain('modelwatch_load_eta_seconds{target="kimi"} 420');
+    expect(text).toContain('modelwatch_config_risk{target="kimi",kind="engine_ready_timeout"} 1');
+    m.setEstimate('kimi', { progressRatio: 0.5, etaSeconds: null, slow: true });
+    text = await m.render();
+    expect(text).not.toContain('modelwatch_load_eta_seconds{');
+    expect(text).toContain('modelwatch_load_slow{target="kimi"} 1');
+  });
+
   it('exports the DESIGN.md names with the values the daemon set', async () => {
     const text = await sample().render();
     expect(text).toContain('modelwatch_phase{target="kimi-k25",phase="compiling"} 1');
