@@ -1,7 +1,9 @@
 /**
  * `npm run bench [-- --json] [-- --lines N] [-- --runs N]`: classifier throughput on a generated
  * log of realistic vLLM lines, and mtail one-shot with an equivalent program (the same patterns)
- * over the same file, in the same run. See docs/performance.md.
+ * over the same file, in the same run; the live daemon's detection latency; and its steady-state
+ * memory, CPU and scrape latency watching 4 targets of 8 GPUs (bench/steady.ts). See
+ * docs/performance.md.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -14,6 +16,7 @@ import { loadEngineCatalog } from '../src/config/engines.js';
 import { readCapture } from '../src/replay/input.js';
 import { replayFile } from '../src/replay/replay.js';
 import { measureDetectLatency } from './detect-latency.js';
+import { measureSteadyState } from './steady.js';
 import { generateVllmLines } from './generate.js';
 import { minimalMtailProgram, mtailProgram } from './mtail-program.js';
 
@@ -24,6 +27,9 @@ const { values } = parseArgs({
     runs: { type: 'string', default: '5' },
     'mtail-lines': { type: 'string', default: '100000' },
     'detect-samples': { type: 'string', default: '50' },
+    'steady-seconds': { type: 'string', default: '60' },
+    'warmup-seconds': { type: 'string', default: '15' },
+    scrapes: { type: 'string', default: '500' },
   },
 });
 const count = Number(values.lines);
@@ -116,6 +122,15 @@ try {
   const detect = await measureDetectLatency(Number(values['detect-samples']));
   if (detect) log(`detect latency: p50 ${detect.p50} ms, p99 ${detect.p99} ms over ${detect.samples.length} crashes`);
 
+  // The daemon as deployed, as a child process: its own RSS and CPU over a steady window.
+  const steady = await measureSteadyState({
+    steadySeconds: Number(values['steady-seconds']),
+    warmupSeconds: Number(values['warmup-seconds']),
+    scrapes: Number(values.scrapes),
+    log,
+  });
+  log(`steady state: ${steady.rss_mb} MiB RSS, ${steady.cpu_percent}% of one core, scrape p99 ${steady.scrape_ms_p99} ms`);
+
   const classify = median(classifyRates);
   const replay = median(replayRates);
   const result = {
@@ -134,6 +149,11 @@ try {
     rules: profile.rules.length,
     detect_latency_ms_p50: detect?.p50 ?? null,
     detect_latency_ms_p99: detect?.p99 ?? null,
+    rss_mb: steady.rss_mb,
+    cpu_percent: steady.cpu_percent,
+    scrape_ms_p50: steady.scrape_ms_p50,
+    scrape_ms_p99: steady.scrape_ms_p99,
+    steady,
   };
   if (values.json) process.stdout.write(`${JSON.stringify(result)}\n`);
   else process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);

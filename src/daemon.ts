@@ -3,7 +3,8 @@
  * routes their observations, ticks stall budgets, and serves the HTTP API. One AbortSignal runs
  * through every source; close() stops them in order and the server last.
  */
-import { mkdirSync } from 'node:fs';
+import { setMaxListeners } from 'node:events';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { loadEngineCatalog } from './config/engines.js';
 import type { Config } from './config/schema.js';
@@ -16,7 +17,7 @@ import { openHistory, type History } from './history/database.js';
 import { scheduleCron } from './schedule.js';
 import { TargetRuntime } from './daemon/target.js';
 import { Metrics } from './metrics/registry.js';
-import { buildServer, type DaemonView, type Log } from './server/server.js';
+import { buildServer, type DaemonView, type HttpServer, type Log } from './server/server.js';
 import { createCommandSource } from './sources/command.js';
 import { createGpuSource } from './sources/gpu.js';
 import { createHealthSource } from './sources/health.js';
@@ -53,6 +54,21 @@ export interface Daemon {
   readonly log: Log;
   /** Stops every source and timer, then the server. */
   close(): Promise<void>;
+}
+
+/** Reads the certificate and key of `listen.tls` once, at start; a file that cannot be read is a configuration error. */
+function readTls(tls: Config['listen']['tls']): { cert: Buffer; key: Buffer } | undefined {
+  if (tls === undefined) return undefined;
+  const read = (key: 'certFile' | 'keyFile'): Buffer => {
+    try {
+      return readFileSync(tls[key]);
+    } catch (err) {
+      throw new ModelwatchError('MW_ERR_CONFIG_INVALID', 'the TLS certificate or key cannot be read', [
+        `listen.tls.${key}: cannot read ${tls[key]}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`,
+      ]);
+    }
+  };
+  return { cert: read('certFile'), key: read('keyFile') };
 }
 
 /** Starts the daemon for a loaded configuration. */
@@ -118,7 +134,15 @@ export async function startDaemon(config: Config, options: DaemonOptions = {}): 
       sources: Object.fromEntries(sourceState),
     }),
   };
-  const server = buildServer(view, { logLevel: options.logLevel ?? 'info' });
+  const tls = readTls(config.listen.tls);
+  let server: HttpServer;
+  try {
+    server = buildServer(view, { logLevel: options.logLevel ?? 'info', tls });
+  } catch (err) {
+    if (tls === undefined) throw err;
+    // OpenSSL's reason ("no start line", "key values mismatch") names no part of the key.
+    throw new ModelwatchError('MW_ERR_CONFIG_INVALID', 'the TLS certificate or key cannot be used', [`listen.tls: ${(err as Error).message}`]);
+  }
   const log = server.log;
   // The history is an aid, not a condition: without it the daemon still watches.
   let history: History | undefined;
@@ -166,10 +190,19 @@ export async function startDaemon(config: Config, options: DaemonOptions = {}): 
 
   const controller = new AbortController();
   const signal = controller.signal;
+  // Every source, timer and probe request of every target listens to this one signal: their
+  // number grows with targets and smoke concurrency by design, and is no leak to warn about.
+  setMaxListeners(0, signal);
   for (const [name, t] of targets) {
     drivers.set(name, new CanaryDriver(t, t.config, signal, (err) => { log.error({ target: name, err: String(err) }, 'canary failed to run'); }));
   }
   const pollMs = options.pollMs ?? 2000;
+  // A ready target's unit and process tree change rarely, and its end shows first in its log
+  // (systemd's "Main process exited" included) and health checks: they are polled at the ready pace
+  // of health checks, and fast again as soon as the target is not ready.
+  const paced = (t: TargetRuntime) => (): number => (t.phase === 'ready' ? Math.max(pollMs, config.defaults.health.intervalReady) : pollMs);
+  // Change notifications wake the logfile source at once; its poll is only the fallback.
+  const logPollMs = Math.min(pollMs, 1000);
   const sources: Source[] = [];
   for (const [name, t] of targets) {
     const cfg = t.config;
@@ -178,10 +211,10 @@ export async function startDaemon(config: Config, options: DaemonOptions = {}): 
       sources.push(createJournalSource({ target: name, unit: logs.unit, file: logs.file, directory: logs.directory, journalctl: options.journalctl }));
       // A unit read from a captured journal file has no live systemd behind it.
       if (logs.file === undefined && logs.directory === undefined) {
-        sources.push(createUnitSource({ target: name, unit: logs.unit, systemctl: options.systemctl, intervalMs: pollMs }));
+        sources.push(createUnitSource({ target: name, unit: logs.unit, systemctl: options.systemctl, intervalMs: paced(t) }));
       }
     } else if (logs.kind === 'file') {
-      sources.push(createLogfileSource({ target: name, path: logs.path }));
+      sources.push(createLogfileSource({ target: name, path: logs.path, pollMs: logPollMs }));
     } else {
       sources.push(createCommandSource({ target: name, argv: logs.argv }));
     }
@@ -194,10 +227,11 @@ export async function startDaemon(config: Config, options: DaemonOptions = {}): 
         intervalMs: () => t.healthIntervalMs(config.defaults.health.intervalLoading, config.defaults.health.intervalReady),
       }),
     );
-    sources.push(createProcessSource({ target: name, pid: () => t.mainPid, intervalMs: pollMs }));
+    sources.push(createProcessSource({ target: name, pid: () => t.mainPid, intervalMs: paced(t) }));
   }
   if (config.gpu.enabled) sources.push(createGpuSource({ nvidiaSmi: config.gpu.nvidiaSmi, intervalMs: config.gpu.interval }));
-  sources.push(createHostSource({ intervalMs: Math.max(pollMs, 5000) }));
+  // Host figures only feed metrics: one sample per typical scrape interval.
+  sources.push(createHostSource({ intervalMs: Math.max(pollMs, 15_000) }));
 
   const running = sources.map((s) =>
     s.run(emit, signal).catch((err: unknown) => {

@@ -176,6 +176,13 @@ const listenSchema = z
       .default('127.0.0.1')
       .describe('address the HTTP server (metrics, API, status page) listens on'),
     port: z.number().int().min(1).max(65535).default(9464).describe('TCP port of the HTTP server'),
+    tls: z
+      .strictObject({
+        certFile: absolutePath.describe('PEM file of the server certificate, followed by any intermediate certificates'),
+        keyFile: absolutePath.describe('PEM file of the private key of that certificate (not encrypted)'),
+      })
+      .optional()
+      .describe('serve HTTPS with this certificate and key instead of plain HTTP'),
   })
   .prefault({})
   .describe('where the HTTP server listens');

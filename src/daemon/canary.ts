@@ -32,11 +32,15 @@ export class CanaryDriver {
   onReady(attempt: number): void {
     if (!this.config.smoke.enabled) return;
     const delay = this.config.smoke.delay ?? 0;
+    // Removed once the timer fired: one listener left per ready attempt would pile up on the
+    // daemon's signal over months of restarts.
+    const onAbort = (): void => { clearTimeout(timer); };
     const timer = setTimeout(() => {
+      this.signal.removeEventListener('abort', onAbort);
       if (this.target.attempt === attempt && this.target.phase === 'ready') void this.trigger('ready');
     }, delay);
     timer.unref();
-    this.signal.addEventListener('abort', () => { clearTimeout(timer); }, { once: true });
+    this.signal.addEventListener('abort', onAbort, { once: true });
   }
 
   private async scheduled(): Promise<void> {

@@ -2,7 +2,7 @@
  * The HTTP side of modelwatch (DESIGN.md, Contracts: HTTP). The only module that imports fastify.
  * It only reads: metrics, target status, the readiness gate and the event stream.
  */
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { DaemonEvent } from '../daemon/events.js';
 import { statusPage } from './page.js';
 
@@ -71,11 +71,24 @@ function wrap(app: FastifyInstance): HttpServer {
   };
 }
 
+/**
+ * Fastify's per-request log lines, for acting requests and failures only: scrapes, readiness probes
+ * and the status page's refresh arrive every few seconds, and two lines each would drown the log.
+ */
+class QuietReads extends LogController {
+  override incomingRequest(request: FastifyRequest, reply: FastifyReply, metadata?: Record<string, unknown>): void {
+    if (request.method !== 'GET') super.incomingRequest(request, reply, metadata);
+  }
+
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply, metadata?: Record<string, unknown>): void {
+    if (request.method !== 'GET' || error != null) super.requestCompleted(error, request, reply, metadata);
+  }
+}
+
 function buildApp(view: DaemonView, options: ServerOptions): FastifyInstance {
   const app = Fastify({
     logger: options.logLevel === false ? false : { level: options.logLevel },
-    // Scrapes and readiness probes every few seconds would otherwise log two lines each.
-    disableRequestLogging: true,
+    logController: new QuietReads(),
     // Throws here, at start, for a certificate or key node:tls cannot use.
     ...(options.tls === undefined ? {} : { https: { cert: options.tls.cert, key: options.tls.key } }),
   }) as unknown as FastifyInstance;

@@ -187,7 +187,8 @@ export interface UnitSourceOptions {
   readonly systemctl?: string | undefined;
   /** Extra arguments before `show` (`--user`, `-H host`). */
   readonly systemctlArgs?: readonly string[] | undefined;
-  readonly intervalMs: number;
+  /** Pause between polls in ms, or a function asked before every pause (fast while loading, slow once ready). */
+  readonly intervalMs: number | (() => number);
   /** Limit of one systemctl call; default 5000 ms. */
   readonly timeoutMs?: number | undefined;
 }
@@ -213,6 +214,7 @@ export function createUnitSource(options: UnitSourceOptions): Source {
   }
   const argv = systemctlArgv(options.unit, options.systemctl ?? 'systemctl', options.systemctlArgs ?? []);
   const timeoutMs = options.timeoutMs ?? 5000;
+  const interval = (): number => (typeof options.intervalMs === 'number' ? options.intervalMs : options.intervalMs());
   return {
     name: 'unit',
     async run(emit: Emit, signal: AbortSignal): Promise<void> {
@@ -240,11 +242,12 @@ export function createUnitSource(options: UnitSourceOptions): Source {
           failures = 0;
           report(true);
           emit({ kind: 'unit', target: options.target, at: Date.now(), state: parseSystemctlShow(result.stdout) });
-          await sleep(options.intervalMs, signal);
+          await sleep(interval(), signal);
         } else {
           report(false, error);
           failures += 1;
-          await sleep(Math.max(options.intervalMs, backoffMs(failures - 1, options.intervalMs, Math.max(30_000, options.intervalMs))), signal);
+          const every = interval();
+          await sleep(Math.max(every, backoffMs(failures - 1, every, Math.max(30_000, every))), signal);
         }
       }
     },

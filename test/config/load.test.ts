@@ -288,7 +288,7 @@ targets:
 
   it('does not let __proto__ pollute anything', () => {
     const problems = problemsOf(`__proto__: { polluted: 1 }\nlisten: { __proto__: { port: 1 } }\n${minimalYaml}`);
-    expect(problems).toEqual(['__proto__: unknown key (known: listen, engines, history, api, defaults, gpu, targets) (line 1)', 'listen.__proto__: unknown key (known: host, port) (line 2)']);
+    expect(problems).toEqual(['__proto__: unknown key (known: listen, engines, history, api, defaults, gpu, targets) (line 1)', 'listen.__proto__: unknown key (known: host, port, tls) (line 2)']);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
