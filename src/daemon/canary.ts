@@ -15,6 +15,8 @@ export type TriggerOutcome = 'started' | 'busy' | 'not-ready' | 'disabled';
 /** The canary driver of one target. */
 export class CanaryDriver {
   private running = false;
+  /** An attempt that became ready while a run of an earlier one was still going: it runs next. */
+  private owed: number | null = null;
 
   constructor(
     private readonly target: TargetRuntime,
@@ -37,7 +39,12 @@ export class CanaryDriver {
     const onAbort = (): void => { clearTimeout(timer); };
     const timer = setTimeout(() => {
       this.signal.removeEventListener('abort', onAbort);
-      if (this.target.attempt === attempt && this.target.phase === 'ready') void this.trigger('ready');
+      if (this.target.attempt !== attempt || this.target.phase !== 'ready') return;
+      void this.trigger('ready').then((outcome) => {
+        // The gate of this attempt waits for its own canary: a run of an earlier attempt that is
+        // still going must not swallow it.
+        if (outcome === 'busy') this.owed = attempt;
+      });
     }, delay);
     timer.unref();
     this.signal.addEventListener('abort', onAbort, { once: true });
@@ -97,6 +104,9 @@ export class CanaryDriver {
       this.target.recordCanary({ attempt, ok: run.ok, at: Date.now(), trigger, model: run.model, results });
     } finally {
       this.running = false;
+      const owed = this.owed;
+      this.owed = null;
+      if (owed !== null && owed === this.target.attempt && this.target.phase === 'ready' && !this.signal.aborted) void this.trigger('ready');
     }
   }
 }
