@@ -30,8 +30,12 @@ COPY --from=build /app/dist ./dist
 COPY --from=build /app/config ./config
 USER node
 # The daemon's own liveness; Node 20 has fetch, so the image needs no curl.
+# The check asks the daemon's own /healthz on loopback. With listen.tls set, run the container with
+# -e MODELWATCH_HEALTHZ_URL=https://127.0.0.1:9464/healthz: the check then speaks TLS and, talking
+# to itself, does not verify the certificate.
+ENV MODELWATCH_HEALTHZ_URL=http://127.0.0.1:9464/healthz
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:9464/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+  CMD ["node", "-e", "const u = new URL(process.env.MODELWATCH_HEALTHZ_URL); require(u.protocol === 'https:' ? 'node:https' : 'node:http').get(u, { rejectUnauthorized: false, timeout: 4000 }, (r) => process.exit(r.statusCode === 200 ? 0 : 1)).on('error', () => process.exit(1)).on('timeout', () => process.exit(1))"]
 ENTRYPOINT ["node", "/app/dist/cli.js"]
 CMD ["run", "-c", "/etc/modelwatch/modelwatch.yaml", "--listen", "0.0.0.0:9464"]
 EXPOSE 9464
