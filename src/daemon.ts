@@ -11,7 +11,7 @@ import type { Config } from './config/schema.js';
 import { CanaryDriver } from './daemon/canary.js';
 import { EventHub } from './daemon/events.js';
 import { ModelwatchError } from './errors.js';
-import { HistoryRecorder } from './daemon/recorder.js';
+import { HistoryWriter } from './daemon/recorder.js';
 import { readSecret, tokenMatches } from './daemon/secrets.js';
 import { openHistory, type History } from './history/database.js';
 import { scheduleCron } from './schedule.js';
@@ -152,7 +152,7 @@ export async function startDaemon(config: Config, options: DaemonOptions = {}): 
   } catch (err) {
     log.warn({ path: config.history.path, err: String(err) }, 'load history unavailable');
   }
-  const recorder = history === undefined ? undefined : new HistoryRecorder(history, (err) => { log.warn({ err: String(err) }, 'load history write failed'); });
+  const recorder = history === undefined ? undefined : new HistoryWriter(history, (err) => { log.warn({ err: String(err) }, 'load history write failed'); });
 
   for (const name of names) {
     const cfg = config.targets[name];

@@ -60,6 +60,7 @@ export const crashReasons = [
   'killed',
   'gpu_fault',
   'config_error',
+  'unresponsive',
   'unknown',
 ] as const;
 

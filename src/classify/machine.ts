@@ -1,5 +1,6 @@
 import type { CrashReason, LineClass, LoadingPhase, Phase } from '../types.js';
 import { isOneOf, loadingPhases, phases } from '../types.js';
+import { AttemptLedger, type AttemptDecision, type AttemptIdentity, type RunnerEvidence } from './attempts.js';
 import type { CounterReading, LineClassifier, LineVerdict } from './classifier.js';
 import { remediation } from './reasons.js';
 
@@ -37,7 +38,15 @@ export interface CrashInfo {
 
 /** Something the machine concluded; sources of truth for metrics, history and events. */
 export type MachineEvent =
-  | { readonly type: 'attempt'; readonly attempt: number; readonly at: number | null; readonly line: string | null }
+  | {
+      readonly type: 'attempt';
+      readonly attempt: number;
+      readonly at: number | null;
+      readonly line: string | null;
+      readonly identity: AttemptIdentity;
+      /** The attempt this one replaced and the phase it had reached; null for the first. */
+      readonly previous: { readonly attempt: number; readonly phase: Phase; readonly identity: AttemptIdentity | null } | null;
+    }
   | { readonly type: 'transition'; readonly from: Phase; readonly to: Phase; readonly at: number | null; readonly line: string | null; readonly attempt: number }
   | { readonly type: 'crash'; readonly crash: CrashInfo; readonly attempt: number; readonly revised: boolean }
   | { readonly type: 'foretell'; readonly reason: CrashReason; readonly line: string; readonly at: number | null; readonly hint: string; readonly attempt: number }
@@ -45,20 +54,25 @@ export type MachineEvent =
   | { readonly type: 'stall_cleared'; readonly phase: Phase; readonly at: number; readonly attempt: number };
 
 /**
- * A live signal from a source other than the logs (DESIGN.md: health 200 is ready; a failed
- * unit, an exited process or health lost after ready is a crash; GPU memory or CPU activity is
- * progress; a new invocation or main PID is a new attempt). `detail` says what was seen.
+ * A live signal from a source other than the logs (DESIGN.md: health 200 is ready; a failed unit,
+ * an exited process or health lost for good after ready is a crash; evidence that something moved
+ * is progress). `detail` says what was seen. Whether a unit or process means a new attempt is the
+ * attempt ledger's call (`runner`), made from the evidence the signal carries.
  */
 export type LiveSignal =
-  | { readonly type: 'healthy'; readonly detail: string }
-  | { readonly type: 'down'; readonly detail: string }
+  | { readonly type: 'healthy'; readonly detail: string; readonly runner?: RunnerEvidence | undefined }
+  | { readonly type: 'down'; readonly detail: string; readonly reason?: CrashReason | undefined }
   | { readonly type: 'exited'; readonly detail: string; readonly reason?: CrashReason | undefined }
+  | { readonly type: 'stopped'; readonly detail: string }
   | { readonly type: 'activity'; readonly detail: string }
-  | { readonly type: 'restarted'; readonly detail: string };
+  | { readonly type: 'unit'; readonly detail: string; readonly runner: RunnerEvidence; readonly running: boolean }
+  | { readonly type: 'process'; readonly detail: string; readonly pid: number; readonly startedAt: number | null; readonly live: boolean };
 
 /** A readable copy of one attempt's state. */
 export interface AttemptState {
   readonly attempt: number;
+  /** Who runs the attempt and how it was first seen; null before the first attempt. */
+  readonly identity: AttemptIdentity | null;
   readonly phase: Phase;
   readonly phaseSince: number | null;
   readonly startedAt: number | null;
@@ -109,6 +123,7 @@ export class PhaseMachine {
   private year: number | undefined;
   private clock: number | null = null;
   private attempt = 0;
+  private readonly ledger = new AttemptLedger();
   private phase: Phase = 'down';
   /** Whether `phase` is a loading phase (kept with it: the hot path asks on every line). */
   private loading = false;
@@ -168,8 +183,11 @@ export class PhaseMachine {
     return this.budgets;
   }
 
-  /** Feeds one physical log line; `at` (ms) is its journal time when the source knows it. */
-  observeLine(raw: string, at?: number): readonly MachineEvent[] {
+  /**
+   * Feeds one physical log line; `at` (ms) is its journal time when the source knows it, and
+   * `invocation` the systemd invocation id the journal gives it.
+   */
+  observeLine(raw: string, at?: number, invocation?: string): readonly MachineEvent[] {
     const year = this.year ?? new Date(at ?? Date.now()).getUTCFullYear();
     const verdict = this.classifier.classify(raw, year);
     const when = at ?? verdict.line.at;
@@ -182,7 +200,11 @@ export class PhaseMachine {
       }
       this.clock = when;
     }
-    const cls = this.apply(verdict, raw, events);
+    // A banner begins a new attempt unless the one in progress has only just started.
+    const bannerRestarts = this.phase === 'down' || rank(this.phase) > rank('starting');
+    const decision = this.ledger.line(invocation, verdict.restart, bannerRestarts, when ?? null);
+    // A late line of an invocation already replaced judges nothing: it is only counted.
+    const cls = decision.kind === 'stale' ? verdict.baseClass : this.apply(verdict, raw, events, decision);
     this.counts[cls]++;
     return events.length === 0 ? noEvents : events.slice();
   }
@@ -216,22 +238,36 @@ export class PhaseMachine {
     if (this.clock === null || at > this.clock) this.clock = at;
     switch (s.type) {
       case 'healthy':
-        if (this.phase === 'down') this.newAttempt(s.detail, at, events, 'ready');
-        else if (this.loading) this.enter('ready', s.detail, at, events);
+        // A server given up on because it stopped answering, that answers again, serves again.
+        if (this.phase === 'down' || (this.phase === 'crashed' && this.crash?.reason === 'unresponsive')) {
+          const d = this.ledger.health(s.runner ?? { live: false }, at);
+          if (d.kind === 'new') this.newAttempt(s.detail, at, events, d.identity, 'ready');
+        } else if (this.loading) this.enter('ready', s.detail, at, events);
         break;
       case 'down':
         // Only a server that was serving can go down; during a load refusals are normal.
-        if (this.phase === 'ready') this.enterCrash(s.detail, at, events, { reason: 'unknown' });
+        if (this.phase === 'ready') this.enterCrash(s.detail, at, events, { reason: s.reason ?? 'unknown' });
         break;
       case 'exited':
         if (this.loading || this.phase === 'ready') this.enterCrash(s.detail, at, events, { reason: s.reason ?? 'unknown' });
         break;
+      case 'stopped':
+        // A planned stop ends the attempt; it is no crash, and the server is down until it starts again.
+        if (this.loading || this.phase === 'ready') this.enter('down', s.detail, at, events);
+        break;
       case 'activity':
         if (this.loading) this.progress(at, events);
         break;
-      case 'restarted':
-        this.newAttempt(s.detail, at, events);
+      case 'unit': {
+        const d = this.ledger.unit(s.runner, s.running, at);
+        if (d.kind === 'new') this.newAttempt(s.detail, s.runner.startedAt ?? at, events, d.identity, 'starting');
         break;
+      }
+      case 'process': {
+        const d = this.ledger.process(s.pid, s.startedAt, s.live, at);
+        if (d.kind === 'new') this.newAttempt(s.detail, s.startedAt ?? at, events, d.identity, 'starting');
+        break;
+      }
     }
     return events;
   }
@@ -240,6 +276,7 @@ export class PhaseMachine {
   snapshot(): AttemptState {
     return {
       attempt: this.attempt,
+      identity: this.attempt === 0 ? null : this.ledger.identity,
       phase: this.phase,
       phaseSince: this.phaseSince,
       startedAt: this.startedAt,
@@ -274,22 +311,22 @@ export class PhaseMachine {
     return this.benignCounts;
   }
 
-  private apply(v: LineVerdict, raw: string, events: MachineEvent[]): LineClass {
+  private apply(v: LineVerdict, raw: string, events: MachineEvent[], decision: AttemptDecision): LineClass {
     const at = this.clock;
     const line = clean(raw);
     if (v.version !== undefined) this.version = v.version;
+    if (decision.kind === 'new') {
+      this.newAttempt(line, at, events, decision.identity, 'starting');
+      this.progress(at, events);
+      if (v.restart) return 'phase';
+    }
     // A benign line is harmless only in the phases its rule names; elsewhere it is a warning.
     if (v.benign && (v.benign.phases === undefined || v.benign.phases.has(this.phase))) {
       this.benignCounts[v.benign.name] = (this.benignCounts[v.benign.name] ?? 0) + 1;
       return 'benign';
     }
-    if (v.restart && (this.phase === 'down' || rank(this.phase) > rank('starting'))) {
-      this.newAttempt(line, at, events);
-      this.progress(at, events);
-      return 'phase';
-    }
     // A capture that begins mid-load has no start line: its first marker opens the attempt there.
-    if (this.phase === 'down' && v.phase !== undefined && v.crash === undefined) this.newAttempt(line, at, events, v.phase);
+    if (this.phase === 'down' && v.phase !== undefined && v.crash === undefined) this.newAttempt(line, at, events, this.ledger.opened('marker', at), v.phase);
     if (v.crash) {
       this.progress(at, events);
       if (this.phase === 'crashed') {
@@ -349,9 +386,10 @@ export class PhaseMachine {
     }
   }
 
-  private newAttempt(line: string, at: number | null, events: MachineEvent[], direct?: Phase | null): void {
+  private newAttempt(line: string, at: number | null, events: MachineEvent[], identity: AttemptIdentity, direct: Phase | null): void {
     // Errors read before the first marker of a capture belong to the attempt it opens.
     const carried = this.phase === 'down' ? this.candidates : [];
+    const previous = this.attempt === 0 ? null : { attempt: this.attempt, phase: this.phase, identity: this.ledger.previous };
     this.attempt++;
     this.entries = [];
     this.crash = null;
@@ -364,8 +402,8 @@ export class PhaseMachine {
     this.lastProgressAt = at;
     this.phase = 'down';
     this.loading = false;
-    events.push({ type: 'attempt', attempt: this.attempt, at, line });
-    if (direct !== null) this.enter(direct ?? 'starting', line, at, events);
+    events.push({ type: 'attempt', attempt: this.attempt, at, line, identity, previous });
+    if (direct !== null) this.enter(direct, line, at, events);
     this.candidates = carried;
   }
 
@@ -405,7 +443,7 @@ export class PhaseMachine {
   private enterCrash(line: string, at: number | null, events: MachineEvent[], consequential: { reason: CrashReason } | undefined): void {
     const root = this.candidates.find((c) => c.specific) ?? this.candidates[0];
     // A capture that is only a crash (a pasted traceback) still is one attempt.
-    if (this.phase === 'down') this.newAttempt(line, at, events, null);
+    if (this.phase === 'down') this.newAttempt(line, at, events, this.ledger.opened('crash', at), null);
     const reason = root?.reason ?? consequential?.reason ?? 'unknown';
     const crash: CrashInfo = { reason, line: root?.line ?? line, at: root?.at ?? at, hint: remediation[reason] };
     this.crash = crash;

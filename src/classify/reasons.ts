@@ -26,5 +26,7 @@ export const remediation: Readonly<Record<CrashReason, string>> = {
     'The GPU faulted (Xid, GPU lost, illegal memory access): check dmesg for Xid codes and nvidia-smi; the GPU may need a reset or replacement.',
   config_error:
     'The server rejected its configuration: fix the flag or value the message names.',
+  unresponsive:
+    'The server stopped answering its health checks for longer than defaults.health.lostAfter after it was ready: check whether it hangs (py-spy dump of its processes, a stopped process), its logs and the host.',
   unknown: 'No known root cause matched: read the root-cause line and the lines before it.',
 };

@@ -234,6 +234,15 @@ const healthSchema = z
     intervalLoading: duration('2s', 'health check interval while the target is not ready'),
     intervalReady: duration('15s', 'health check interval once the target is ready'),
     timeout: duration('5s', 'timeout of one health check'),
+    unhealthyAfter: z
+      .number()
+      .int()
+      .min(1)
+      .max(100)
+      .default(2)
+      .describe('failed health checks in a row, after a ready server has answered, that mark it unhealthy (the gate closes; the load is not over)'),
+    listenGrace: duration('1m', 'how long a server that printed its ready line may take to answer its first health check before it counts as unhealthy'),
+    lostAfter: duration('5m', 'how long health checks may keep failing after ready before the load is given up as crashed (reason unresponsive)'),
   })
   .prefault({})
   .describe('health checks of every target');
@@ -474,7 +483,7 @@ export const configSchema = z
         const stallBudgets: Record<LoadingPhase, number> = { ...config.defaults.stallBudgets, ...overrides };
         // Budgets a target sets itself are fixed; the others may be learned from its history.
         const fixedStallBudgets = overrides as Partial<Record<LoadingPhase, number>>;
-        return [name, { ...target, stallBudgets, fixedStallBudgets, learning: config.defaults.learning }];
+        return [name, { ...target, stallBudgets, fixedStallBudgets, learning: config.defaults.learning, health: config.defaults.health }];
       }),
     ),
   }));

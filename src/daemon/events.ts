@@ -1,17 +1,13 @@
 /**
- * The event hub: transitions, crashes, stalls and (later) probe results, published by the target
- * runtimes and streamed to `GET /api/v1/events` subscribers. Keeps a short backlog so a client
+ * The event hub: the typed changes of every target (transitions, crashes, stalls, canary runs),
+ * published by the target runtimes and streamed to `GET /api/v1/events` subscribers. Keeps a short backlog so a client
  * that connects late still sees the recent history.
  */
 
-/** One published event. `type` names it; the rest is JSON data. */
-export interface DaemonEvent {
-  readonly type: string;
-  readonly target: string;
-  /** ISO time of the event. */
-  readonly at: string;
-  readonly [key: string]: unknown;
-}
+import type { TargetEvent } from '../state/events.js';
+
+/** One published event (typed: see `src/state/events.ts`). */
+export type DaemonEvent = TargetEvent;
 
 /** Publish/subscribe with a bounded backlog. */
 export class EventHub {

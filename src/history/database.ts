@@ -58,6 +58,17 @@ export const migrations: readonly string[] = [
   ALTER TABLE load_phases ADD COLUMN gpu_bytes_at_end INTEGER;
   CREATE INDEX loads_target_outcome ON loads (target, started_at, outcome);
   `,
+  // An attempt's identity keys its row: a restarted daemon continues it. Rows written twice for
+  // one attempt by older versions (a journal replayed after a restart) are folded into the first.
+  `
+  ALTER TABLE loads ADD COLUMN identity TEXT;
+  ALTER TABLE loads ADD COLUMN start_seen INTEGER NOT NULL DEFAULT 1;
+  UPDATE loads SET identity = CASE WHEN invocation IS NOT NULL THEN 'invocation:' || invocation ELSE 'start:' || started_at END;
+  DELETE FROM load_phases WHERE load_id IN (SELECT b.id FROM loads a JOIN loads b ON a.target = b.target AND a.identity = b.identity AND a.started_at = b.started_at AND a.id < b.id);
+  DELETE FROM load_gpus WHERE load_id IN (SELECT b.id FROM loads a JOIN loads b ON a.target = b.target AND a.identity = b.identity AND a.started_at = b.started_at AND a.id < b.id);
+  DELETE FROM loads WHERE id IN (SELECT b.id FROM loads a JOIN loads b ON a.target = b.target AND a.identity = b.identity AND a.started_at = b.started_at AND a.id < b.id);
+  CREATE INDEX loads_target_identity ON loads (target, identity);
+  `,
 ];
 
 /** The schema version this code writes: the number of migrations. */
@@ -97,6 +108,10 @@ export interface BeginLoad {
   readonly fingerprintJson: string;
   /** What identifies the engine process run, when known. */
   readonly invocation?: string | null | undefined;
+  /** The attempt's identity (see {@link LoadRecord.identity}); default from the invocation or the start. */
+  readonly identity?: string | undefined;
+  /** Whether its start was seen (default true). */
+  readonly startSeen?: boolean | undefined;
   /** The attempt number, counting restarts. */
   readonly attempt: number;
   /** When the attempt started, epoch milliseconds. */
@@ -165,6 +180,19 @@ export interface History {
    * daemon restart the same attempt continues instead of starting a new record.
    */
   findOpenLoad(target: string, invocation?: string): LoadRecord | undefined;
+  /**
+   * The row of an attempt: the one of the same identity when there is one (a restarted daemon
+   * continues it, open or closed), else a new one. An attempt nothing identifies (`unseen:`)
+   * continues the target's newest row that did not end crashed or stopped. `existing` says how a
+   * row was found: `identity`, `unseen`, or null for a new row.
+   */
+  openAttempt(load: BeginLoad): { readonly id: number; readonly existing: 'identity' | 'unseen' | null };
+  /**
+   * The attempt of row `id` is known better: its row takes `identity` (and whether its start was
+   * seen), or, when another row of the target already has it, that row is the attempt's and row
+   * `id` is removed. Returns the row.
+   */
+  rekey(id: number, identity: string, startSeen: boolean): number;
   /** Records that an attempt entered a phase; recording the same phase and instant again is a no-op. */
   recordPhase(id: number, entered: PhaseEntered): void;
   /** Closes the latest record of a phase with how long it lasted, its longest silence and the GPU memory at its end. */
@@ -183,7 +211,7 @@ export interface History {
   recordCanary(id: number, ok: boolean, json: string): void;
   /** A target's attempts, newest first, with phases and GPUs. */
   listLoads(target: string, page: ListLoads): LoadRecord[];
-  /** The newest attempts that reached `ready` with this fingerprint, newest first. */
+  /** The newest attempts whose start was seen that reached `ready` with this fingerprint, newest first. */
   pastSuccessful(fingerprint: string, limit: number): LoadRecord[];
   /**
    * Deletes the attempts (with their phases and GPUs) last written before an instant, epoch
@@ -203,6 +231,8 @@ interface LoadRow {
   fingerprint: string;
   fingerprint_json: string;
   invocation: string | null;
+  identity: string | null;
+  start_seen: number;
   attempt: number;
   started_at: number;
   ended_at: number | null;
@@ -282,10 +312,18 @@ function historyOn(db: Database.Database, schemaVersion: number, now: () => numb
   const closeStale = db.prepare<[string]>(
     `UPDATE loads SET outcome = 'stopped', ended_at = updated_at WHERE target = ? AND outcome IS NULL`,
   );
-  const insertLoad = db.prepare<[string, string, string, string, string | null, number, number, string | null, number]>(
-    `INSERT INTO loads (target, engine, fingerprint, fingerprint_json, invocation, attempt, started_at, engine_version, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  const insertLoad = db.prepare<[string, string, string, string, string | null, string, number, number, number, string | null, number]>(
+    `INSERT INTO loads (target, engine, fingerprint, fingerprint_json, invocation, identity, start_seen, attempt, started_at, engine_version, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
+  const byIdentity = db.prepare<[string, string], { id: number }>('SELECT id FROM loads WHERE target = ? AND identity = ? ORDER BY id LIMIT 1');
+  const newestLive = db.prepare<[string], { id: number }>(
+    `SELECT id FROM loads WHERE target = ? AND (outcome IS NULL OR outcome = 'ready') ORDER BY started_at DESC, id DESC LIMIT 1`,
+  );
+  const setIdentity = db.prepare<[string, number, number, number]>('UPDATE loads SET identity = ?, start_seen = ?, updated_at = ? WHERE id = ?');
+  const dropPhases = db.prepare<[number]>('DELETE FROM load_phases WHERE load_id = ?');
+  const dropGpus = db.prepare<[number]>('DELETE FROM load_gpus WHERE load_id = ?');
+  const dropLoad = db.prepare<[number]>('DELETE FROM loads WHERE id = ?');
   const openLoad = db.prepare<[string], LoadRow>(
     'SELECT * FROM loads WHERE target = ? AND outcome IS NULL ORDER BY started_at DESC, id DESC LIMIT 1',
   );
@@ -318,7 +356,7 @@ function historyOn(db: Database.Database, schemaVersion: number, now: () => numb
     'SELECT * FROM loads WHERE target = ? AND started_at < ? ORDER BY started_at DESC, id DESC LIMIT ?',
   );
   const successful = db.prepare<[string, number], LoadRow>(
-    `SELECT * FROM loads WHERE fingerprint = ? AND outcome = 'ready' ORDER BY started_at DESC, id DESC LIMIT ?`,
+    `SELECT * FROM loads WHERE fingerprint = ? AND outcome = 'ready' AND start_seen = 1 ORDER BY started_at DESC, id DESC LIMIT ?`,
   );
   const phasesOf = db.prepare<[string], PhaseRow>(
     'SELECT * FROM load_phases WHERE load_id IN (SELECT value FROM json_each(?)) ORDER BY load_id, entered_at, rowid',
@@ -364,22 +402,51 @@ function historyOn(db: Database.Database, schemaVersion: number, now: () => numb
     touch.run(now(), id);
   });
 
+  const insert = (load: BeginLoad): number => {
+    closeStale.run(load.target);
+    const identity = load.identity ?? (load.invocation != null ? `invocation:${load.invocation}` : `start:${load.startedAt}`);
+    const result = insertLoad.run(
+      load.target,
+      load.engine,
+      load.fingerprint,
+      load.fingerprintJson,
+      load.invocation ?? null,
+      identity,
+      load.startSeen === false ? 0 : 1,
+      load.attempt,
+      load.startedAt,
+      load.engineVersion ?? null,
+      now(),
+    );
+    return Number(result.lastInsertRowid);
+  };
+
   return {
     schemaVersion,
-    beginLoad: write((load: BeginLoad) => {
-      closeStale.run(load.target);
-      const result = insertLoad.run(
-        load.target,
-        load.engine,
-        load.fingerprint,
-        load.fingerprintJson,
-        load.invocation ?? null,
-        load.attempt,
-        load.startedAt,
-        load.engineVersion ?? null,
-        now(),
-      );
-      return Number(result.lastInsertRowid);
+    beginLoad: write(insert),
+    openAttempt: write((load: BeginLoad) => {
+      const identity = load.identity;
+      if (identity !== undefined && !identity.startsWith('unseen:')) {
+        const found = byIdentity.get(load.target, identity);
+        if (found !== undefined) return { id: found.id, existing: 'identity' as const };
+      } else if (identity !== undefined) {
+        const found = newestLive.get(load.target);
+        if (found !== undefined) return { id: found.id, existing: 'unseen' as const };
+      }
+      return { id: insert(load), existing: null };
+    }),
+    rekey: write((id: number, identity: string, startSeen: boolean) => {
+      const target = db.prepare<[number], { target: string }>('SELECT target FROM loads WHERE id = ?').get(id)?.target;
+      if (target === undefined) return id;
+      const other = byIdentity.get(target, identity);
+      if (other !== undefined && other.id !== id) {
+        dropPhases.run(id);
+        dropGpus.run(id);
+        dropLoad.run(id);
+        return other.id;
+      }
+      setIdentity.run(identity, startSeen ? 1 : 0, now(), id);
+      return id;
     }),
     findOpenLoad(target, invocation) {
       const row = invocation === undefined ? openLoad.get(target) : openLoadOf.get(target, invocation);
@@ -453,6 +520,8 @@ function toRecord(r: LoadRow, phaseList: PhaseRecord[], gpus: GpuRecord[]): Load
     fingerprint: r.fingerprint,
     fingerprintJson: r.fingerprint_json,
     invocation: r.invocation,
+    identity: r.identity ?? (r.invocation !== null ? `invocation:${r.invocation}` : `start:${r.started_at}`),
+    startSeen: r.start_seen !== 0,
     attempt: r.attempt,
     startedAt: r.started_at,
     endedAt: r.ended_at,

@@ -49,6 +49,13 @@ export interface LoadRecord {
   readonly fingerprintJson: string;
   /** What identifies the engine process run (a systemd invocation id, a container id), when known. */
   readonly invocation: string | null;
+  /**
+   * What identifies the attempt across restarts of modelwatch (`invocation:<id>`, `process:...`,
+   * `start:<ms>`, `unseen:...`); a restarted daemon continues the row of the same identity.
+   */
+  readonly identity: string;
+  /** Whether modelwatch saw the attempt start; attempts first seen already loading or serving are never learned from. */
+  readonly startSeen: boolean;
   /** The attempt number for this target, counting restarts. */
   readonly attempt: number;
   /** When the attempt started, epoch milliseconds. */

@@ -24,6 +24,7 @@ export class Metrics {
   private readonly slow = this.gauge('modelwatch_load_slow', '1 while the current load runs longer than the configured multiple of the 95th percentile of past loads of the same fingerprint.', ['target']);
   private readonly configRisk = this.gauge('modelwatch_config_risk', '1 when a deadline on the load (kind: engine_ready_timeout or a configured deadline) is shorter than the load is expected to take.', ['target', 'kind']);
   private readonly ready = this.gauge('modelwatch_ready', 'Readiness gate: 1 when the target is ready to serve.', ['target']);
+  private readonly unhealthy = this.gauge('modelwatch_unhealthy', '1 while a ready target fails its health checks (the gate is closed; the load is not over until health.lostAfter).', ['target']);
   private readonly loadDuration = new Histogram({ name: 'modelwatch_load_duration_seconds', help: 'Duration of finished load attempts, from start to ready or crash.', labelNames: ['target', 'outcome'], buckets: loadBuckets, registers: [this.registry] });
   private readonly phaseDuration = new Histogram({ name: 'modelwatch_phase_duration_seconds', help: 'Duration of finished load phases.', labelNames: ['target', 'phase'], buckets: phaseBuckets, registers: [this.registry] });
   private readonly crashes = new Counter({ name: 'modelwatch_crashes_total', help: 'Crashed load attempts by root-cause reason.', labelNames: ['target', 'reason'], registers: [this.registry] });
@@ -61,6 +62,7 @@ export class Metrics {
       this.stalled.set({ target }, 0);
       this.slow.set({ target }, 0);
       this.ready.set({ target }, 0);
+      this.unhealthy.set({ target }, 0);
       this.healthUp.set({ target }, 0);
       this.cpu.inc({ target }, 0);
       this.restarts.inc({ target }, 0);
@@ -151,6 +153,16 @@ export class Metrics {
   }
 
   /** GPU memory held by a target's processes on one GPU. */
+  /** Marks a ready target unhealthy (health checks failing) or healthy again. */
+  setUnhealthy(target: string, unhealthy: boolean): void {
+    this.unhealthy.set({ target }, unhealthy ? 1 : 0);
+  }
+
+  /** Removes a target's series of a GPU its processes left. */
+  removeTargetGpu(target: string, gpu: string): void {
+    this.targetGpu.remove({ target, gpu });
+  }
+
   setTargetGpu(target: string, gpu: string, bytes: number): void {
     this.targetGpu.set({ target, gpu }, bytes);
   }

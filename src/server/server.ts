@@ -4,6 +4,7 @@
  */
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { DaemonEvent } from '../daemon/events.js';
+import type { ReadinessStatus, TargetStatus } from '../state/target-status.js';
 import { statusPage } from './page.js';
 
 /** What the server reads from the daemon. */
@@ -11,8 +12,8 @@ export interface DaemonView {
   /** Prometheus exposition and its content type; brings counters up to date first. */
   metrics(): Promise<{ text: string; contentType: string }>;
   targets(): readonly string[];
-  status(name: string): Record<string, unknown> | undefined;
-  readiness(name: string): { ready: boolean; reason: string } | undefined;
+  status(name: string): TargetStatus | undefined;
+  readiness(name: string): ReadinessStatus | undefined;
   recentEvents(): readonly DaemonEvent[];
   /** Past load attempts of a target, newest first; undefined for an unknown target. */
   loads(name: string, limit: number): readonly unknown[] | undefined;
@@ -101,16 +102,15 @@ function buildApp(view: DaemonView, options: ServerOptions): FastifyInstance {
   app.get('/healthz', () => ({ status: 'ok', ...view.self() }));
 
   app.get('/api/v1/targets', () => ({
-    targets: view.targets().map((name) => {
-      const s = view.status(name) ?? {};
-      const estimate = s['estimate'] as { progressRatio?: number | null; etaSeconds?: number | null; slow?: boolean } | null | undefined;
-      const risks = (s['risks'] as { kind: string; atRisk: boolean }[] | undefined) ?? [];
-      return {
-        name, engine: s['engine'], phase: s['phase'], since: s['since'], stalled: s['stalled'], ready: s['ready'],
-        progressRatio: estimate?.progressRatio ?? null, etaSeconds: estimate?.etaSeconds ?? null, slow: estimate?.slow ?? false,
-        risks: risks.filter((r) => r.atRisk).map((r) => r.kind),
-        crash: s['crash'] === null ? null : (s['crash'] as { reason?: string } | undefined)?.reason ?? null,
-      };
+    targets: view.targets().flatMap((name) => {
+      const s = view.status(name);
+      if (s === undefined) return [];
+      return [{
+        name, engine: s.engine, phase: s.phase, since: s.since, stalled: s.stalled, ready: s.ready, unhealthy: s.unhealthy !== null,
+        progressRatio: s.estimate?.progressRatio ?? null, etaSeconds: s.estimate?.etaSeconds ?? null, slow: s.estimate?.slow ?? false,
+        risks: s.risks.filter((r) => r.atRisk).map((r) => r.kind),
+        crash: s.crash?.reason ?? null,
+      }];
     }),
   }));
 

@@ -1,10 +1,13 @@
 /**
  * The command source: a target's log comes from a long-lived command's stdout (`docker logs -f
  * NAME`, `kubectl logs -f POD`). The command runs from an argv array, never through a shell, and is
- * restarted with backoff whenever it exits. Note that such commands usually replay their history
- * when restarted: the phase machine sees the attempt again from its start.
+ * restarted with backoff whenever it exits. Such commands replay the container's history when they
+ * start: a runtime's `logs` command gets `--timestamps` so every line keeps the time it was written,
+ * and what arrives before the first pause (the replayed history) is marked as backlog, never
+ * stamped on arrival. The first pause after a start is reported as caught up.
  */
 import { follow, type ExecExit } from './exec.js';
+import { splitRuntimeTimestamp, withRuntimeTimestamps } from './runtime-timestamps.js';
 import { backoffMs, sleep, type Emit, type Source } from './source.js';
 
 /** Options of the command source. */
@@ -23,6 +26,8 @@ export interface CommandSourceOptions {
   readonly upAfterMs?: number | undefined;
   /** A command that ran this long resets the backoff; default 10000 ms. */
   readonly stableAfterMs?: number | undefined;
+  /** A pause this long after a start ends the replayed history (the backlog); default 300 ms. */
+  readonly quietMs?: number | undefined;
 }
 
 function exitText(argv0: string, exit: ExecExit): string {
@@ -44,6 +49,8 @@ export function createCommandSource(options: CommandSourceOptions): Source {
   const upAfterMs = options.upAfterMs ?? 1000;
   const stableAfterMs = options.stableAfterMs ?? 10_000;
   const argv0 = argv[0] ?? '';
+  const command = withRuntimeTimestamps(argv);
+  const quietMs = options.quietMs ?? 300;
 
   async function runSource(emit: Emit, signal: AbortSignal): Promise<void> {
     let attempt = 0;
@@ -59,15 +66,31 @@ export function createCommandSource(options: CommandSourceOptions): Source {
       const startedAt = Date.now();
       let running = true;
       const upTimer = setTimeout(() => { if (running) setUp(true); }, upAfterMs);
-      const exit = await follow({ argv, env: options.env }, {
+      let backlog = true;
+      const caughtUp = (): void => {
+        if (!backlog || !running) return;
+        backlog = false;
+        emit({ kind: 'source', source: 'command', target, at: Date.now(), up: true, caughtUp: true });
+      };
+      let quiet = setTimeout(caughtUp, quietMs);
+      const exit = await follow({ argv: command.argv, env: options.env }, {
         signal,
-        onLine: (line) => {
+        onLine: (raw) => {
           if (!up) setUp(true);
-          emit({ kind: 'log', target, at: undefined, line });
+          const { at, line } = command.timestamped ? splitRuntimeTimestamp(raw) : { at: undefined, line: raw };
+          // A line written before this start is history replayed, whatever its arrival.
+          const old = backlog && (at === undefined || at < startedAt - 1000);
+          if (backlog && !old) caughtUp();
+          emit({ kind: 'log', target, at, line, ...(old ? { backlog: true } : {}) });
+          if (backlog) {
+            clearTimeout(quiet);
+            quiet = setTimeout(caughtUp, quietMs);
+          }
         },
       });
       running = false;
       clearTimeout(upTimer);
+      clearTimeout(quiet);
       if (stopped()) break;
       setUp(false, exitText(argv0, exit));
       if (Date.now() - startedAt >= stableAfterMs) attempt = 0;

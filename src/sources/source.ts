@@ -44,8 +44,20 @@ export interface UnitState {
 
 /** One fact one source saw at one instant (`at`: ms since the epoch). */
 export type Observation =
-  /** A log line of a target (journal, logfile or command); `cursor` is the journal cursor. */
-  | { readonly kind: 'log'; readonly target: string; readonly at: number | undefined; readonly line: string; readonly cursor?: string | undefined; readonly invocation?: string | undefined }
+  /**
+   * A log line of a target (journal, logfile or command); `cursor` is the journal cursor and
+   * `invocation` the systemd invocation id it belongs to; `backlog` marks a line that was already
+   * written when the source started (a replayed container log): it is never stamped on arrival.
+   */
+  | {
+      readonly kind: 'log';
+      readonly target: string;
+      readonly at: number | undefined;
+      readonly line: string;
+      readonly cursor?: string | undefined;
+      readonly invocation?: string | undefined;
+      readonly backlog?: boolean | undefined;
+    }
   /** A health probe result; status 0 means the connection was refused or failed. */
   | { readonly kind: 'health'; readonly target: string; readonly at: number; readonly status: number; readonly durationMs: number; readonly error?: string | undefined }
   /** One nvidia-smi sample of every GPU of the host. */
@@ -54,12 +66,40 @@ export type Observation =
   | { readonly kind: 'gpu_processes'; readonly at: number; readonly processes: readonly GpuProcess[] }
   /** A systemd unit's state. */
   | { readonly kind: 'unit'; readonly target: string; readonly at: number; readonly state: UnitState }
-  /** CPU and memory of a target's process tree; `alive` false when the main process is gone. */
-  | { readonly kind: 'process'; readonly target: string; readonly at: number; readonly pid: number | null; readonly alive: boolean; readonly cpuSeconds: number; readonly rssBytes: number; readonly pids: readonly number[]; readonly argv?: readonly string[] | undefined }
+  /**
+   * CPU and memory of a target's process tree; `alive` false when the main process is gone;
+   * `startedAt` when the main process started (ms); `readBytes`/`writeBytes` the storage I/O of the
+   * tree, where readable.
+   */
+  | {
+      readonly kind: 'process';
+      readonly target: string;
+      readonly at: number;
+      readonly pid: number | null;
+      readonly alive: boolean;
+      readonly cpuSeconds: number;
+      readonly rssBytes: number;
+      readonly pids: readonly number[];
+      readonly argv?: readonly string[] | undefined;
+      readonly startedAt?: number | null | undefined;
+      readonly readBytes?: number | null | undefined;
+      readonly writeBytes?: number | null | undefined;
+    }
   /** Host-wide activity. */
   | { readonly kind: 'host'; readonly at: number; readonly diskReadBytesTotal: number | null; readonly memoryUsedBytes: number | null; readonly memoryTotalBytes: number | null; readonly load1: number | null }
-  /** A source's own health: `up` false with the reason when it cannot observe. */
-  | { readonly kind: 'source'; readonly source: SourceName; readonly target?: string | undefined; readonly at: number; readonly up: boolean; readonly error?: string | undefined };
+  /**
+   * A source's own health: `up` false with the reason when it cannot observe; `caughtUp` once a
+   * log source has read what was already written when it started (its backlog).
+   */
+  | {
+      readonly kind: 'source';
+      readonly source: SourceName;
+      readonly target?: string | undefined;
+      readonly at: number;
+      readonly up: boolean;
+      readonly error?: string | undefined;
+      readonly caughtUp?: boolean | undefined;
+    };
 
 /** Where a source sends what it sees. */
 export type Emit = (o: Observation) => void;

@@ -219,10 +219,12 @@ describe('PhaseMachine', () => {
       expect(m.tick(T0 + 1400 * 1000)).toMatchObject([{ type: 'stall', phase: 'compiling' }]);
     });
 
-    it('starts a new attempt on a restart signal', () => {
+    it('starts a new attempt when the unit runs a new invocation', () => {
       const m = machine();
       feed(m, start);
-      m.signal({ type: 'restarted', detail: 'new invocation' }, T0 + 90_000);
+      m.signal({ type: 'unit', detail: 'new invocation', runner: { invocation: 'inv-1', live: true }, running: true }, T0 + 80_000);
+      expect(m.snapshot()).toMatchObject({ attempt: 1 });
+      m.signal({ type: 'unit', detail: 'new invocation', runner: { invocation: 'inv-2', live: true }, running: true }, T0 + 90_000);
       expect(m.snapshot()).toMatchObject({ attempt: 2, phase: 'starting' });
     });
   });

@@ -39,7 +39,7 @@ describe('loadConfig: a valid file', () => {
       api: {},
       defaults: {
         stallBudgets: { starting: 600_000, loading_weights: 900_000, compiling: 1_200_000, warming_up: 900_000 },
-        health: { intervalLoading: 2000, intervalReady: 15_000, timeout: 5000 },
+        health: { intervalLoading: 2000, intervalReady: 15_000, timeout: 5000, unhealthyAfter: 2, listenGrace: 60_000, lostAfter: 300_000 },
         learning: { enabled: true, stallMultiple: 3, stallFloor: 120_000, slowMultiple: 1.5, pastLoads: 20 },
       },
       gpu: { enabled: true, nvidiaSmi: 'nvidia-smi', interval: 2000 },
@@ -53,6 +53,7 @@ describe('loadConfig: a valid file', () => {
           stallBudgets: { starting: 600_000, loading_weights: 900_000, compiling: 1_200_000, warming_up: 900_000 },
           fixedStallBudgets: {},
           learning: { enabled: true, stallMultiple: 3, stallFloor: 120_000, slowMultiple: 1.5, pastLoads: 20 },
+          health: { intervalLoading: 2000, intervalReady: 15_000, timeout: 5000, unhealthyAfter: 2, listenGrace: 60_000, lostAfter: 300_000 },
           fingerprint: {},
           deadlines: {},
           smoke: { enabled: true, timeout: 120_000, probes: ['capital', 'tool_call', 'determinism', 'long_context', 'concurrent'], concurrency: 8, longContextTokens: 8000, custom: [] },

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { validateConfigText } from '../../src/config/load.js';
 import type { DaemonEvent } from '../../src/daemon/events.js';
-import { HistoryRecorder } from '../../src/daemon/recorder.js';
+import { HistoryWriter } from '../../src/daemon/recorder.js';
 import { TargetRuntime } from '../../src/daemon/target.js';
 import { openHistory, type History } from '../../src/history/database.js';
 import { Metrics } from '../../src/metrics/registry.js';
@@ -42,7 +42,7 @@ function rig(options: { target?: string; history?: History } = {}) {
   const metrics = new Metrics('test', ['kimi'], ['journal']);
   const events: DaemonEvent[] = [];
   let now = T0;
-  const recorder = new HistoryRecorder(history, (err) => {
+  const recorder = new HistoryWriter(history, (err: unknown) => {
     throw err;
   });
   const t = new TargetRuntime('kimi', cfg, profileOf('vllm'), { metrics, recorder, publish: (e) => events.push(e), now: () => now, log: () => undefined });
@@ -240,7 +240,7 @@ describe('load history: progress, ETA, learned budgets, slowness and timeout ris
     const start = T0 + 2 * hour;
     let early: { atRisk: boolean; message: string; limitSeconds: number; source: string } | undefined;
     play(r, loadOf(3, start), start, { onTick: (s) => {
-      if (s === 20) early = (r.t.status()['risks'] as NonNullable<typeof early>[]).find((x) => x.atRisk);
+      if (s === 20) early = r.t.status().risks.find((x) => x.atRisk);
     } });
     expect(early).toMatchObject({ kind: 'engine_ready_timeout', limitSeconds: 600, source: 'default' });
     expect(early?.message).toMatch(/VLLM_ENGINE_READY_TIMEOUT_S \(default 600 s\) allows 10m, but past loads of this model took up to 12m\d+s/);
@@ -249,7 +249,7 @@ describe('load history: progress, ETA, learned budgets, slowness and timeout ris
 
     // The unit sets a timeout long enough: no risk.
     play(r, loadOf(4, start + hour), start + hour, { environment: { VLLM_ENGINE_READY_TIMEOUT_S: '3600' } });
-    const risks = r.t.status()['risks'] as { kind: string; atRisk: boolean; limitSeconds: number; source: string }[];
+    const risks = r.t.status().risks;
     expect(risks).toEqual([expect.objectContaining({ kind: 'engine_ready_timeout', atRisk: false, limitSeconds: 3600, source: 'env' })]);
     expect(await metricLine(r, 'modelwatch_config_risk')).toBe('modelwatch_config_risk{target="kimi",kind="engine_ready_timeout"} 0');
   });
@@ -258,14 +258,14 @@ describe('load history: progress, ETA, learned budgets, slowness and timeout ris
     const r = rig({ target: '    deadlines: { startup_probe: 10m, engine_ready_timeout: 1h }\n' });
     const seen: { s: number; atRisk: boolean }[] = [];
     play(r, loadOf(1, T0), T0, { onTick: (s) => {
-      const probe = (r.t.status()['risks'] as { kind: string; atRisk: boolean }[]).find((x) => x.kind === 'startup_probe');
+      const probe = r.t.status().risks.find((x) => x.kind === 'startup_probe');
       seen.push({ s, atRisk: probe?.atRisk ?? false });
     } });
     const firstRisk = seen.find((x) => x.atRisk);
     // 80% of 10 minutes.
     expect(firstRisk?.s).toBe(480);
     expect(seen.filter((x) => x.s < 480).every((x) => !x.atRisk)).toBe(true);
-    const engine = (r.t.status()['risks'] as { kind: string; atRisk: boolean; source: string }[]).find((x) => x.kind === 'engine_ready_timeout');
+    const engine = r.t.status().risks.find((x) => x.kind === 'engine_ready_timeout');
     expect(engine).toMatchObject({ atRisk: false, source: 'config' });
   });
 
@@ -284,7 +284,7 @@ describe('load history: progress, ETA, learned budgets, slowness and timeout ris
     expect(slowAt).toBeDefined();
     expect(Math.abs((slowAt ?? 0) - past)).toBeLessThanOrEqual(5);
     expect(r.events.some((e) => e.type === 'stall' && e['attempt'] === 4)).toBe(false);
-    expect(r.events.some((e) => e.type === 'progress' && e['slow'] === true)).toBe(true);
+    expect(r.events.some((e) => e.type === 'progress' && e['slow'])).toBe(true);
   });
 
   it('continues the same history record when the runtime is rebuilt mid-load (modelwatch restarted)', () => {

@@ -17,6 +17,8 @@ function runtime(logs = 'logs: { journal: { unit: vllm.service } }', smoke = 'tr
   const events: DaemonEvent[] = [];
   let now = T0;
   const t = new TargetRuntime('kimi', cfg, profileOf('vllm'), { metrics, publish: (e) => events.push(e), now: () => now, log: () => undefined });
+  // The journal has been read up to now: what follows is live.
+  t.observe({ kind: 'source', source: 'journal', target: 'kimi', at: T0, up: true, caughtUp: true });
   const line = (sec: number, text: string) => { t.observe({ kind: 'log', target: 'kimi', at: T0 + sec * 1000, line: text }); };
   const at = (sec: number) => {
     now = T0 + sec * 1000;
@@ -76,7 +78,7 @@ describe('TargetRuntime', () => {
     expect(events.filter((e) => e.type === 'attempt')).toHaveLength(2);
   });
 
-  it('takes health 200 as ready and two failed checks after ready as down', () => {
+  it('takes health 200 as ready, two failed checks after ready as unhealthy, and checks failing past lostAfter as crashed', () => {
     const { t, line, at } = runtime(undefined, 'false');
     line(1, 'INFO 11-30 09:00:01 [x.py:1] Starting to load model moonshotai/Kimi-K2.5...');
     t.observe({ kind: 'health', target: 'kimi', at: at(2), status: 0, durationMs: 1, error: 'ECONNREFUSED' });
@@ -84,12 +86,16 @@ describe('TargetRuntime', () => {
     t.observe({ kind: 'health', target: 'kimi', at: at(600), status: 200, durationMs: 2 });
     expect(t.readiness()).toEqual({ ready: true, reason: 'ready (smoke canary disabled)' });
     t.observe({ kind: 'health', target: 'kimi', at: at(620), status: 503, durationMs: 2 });
-    expect(t.phase).toBe('ready');
+    expect(t.readiness().ready).toBe(true);
     t.observe({ kind: 'health', target: 'kimi', at: at(640), status: 503, durationMs: 2 });
-    expect(t.status()).toMatchObject({ phase: 'crashed', crash: { line: expect.stringContaining('answered 503 2 times') as string } });
+    expect(t.status()).toMatchObject({ phase: 'ready', unhealthy: { failures: 2, detail: expect.stringContaining('answered 503 2 times') as string } });
+    expect(t.readiness()).toMatchObject({ ready: false, reason: expect.stringContaining('unhealthy') as string });
+    // Five minutes of failing checks (defaults.health.lostAfter): the server is given up.
+    t.tick(at(620 + 5 * 60));
+    expect(t.status()).toMatchObject({ phase: 'crashed', crash: { reason: 'unresponsive', line: expect.stringContaining('answered 503') as string } });
   });
 
-  it('counts GPU memory growth and a busy process tree as progress, and says which in the stall hint', async () => {
+  it('counts GPU memory growth and new processes as progress, never a busy process tree alone, and says which in the stall hint', async () => {
     const { t, line, at, metrics } = runtime();
     t.observe({ kind: 'unit', target: 'kimi', at: at(0), state: unit({}) });
     line(1, 'INFO 11-30 09:00:01 [x.py:1] Dynamo bytecode transform time: 31.42 s');
@@ -100,12 +106,16 @@ describe('TargetRuntime', () => {
     expect(t.status()).toMatchObject({ stalled: true, stall: { phase: 'compiling', hint: expect.stringContaining('unknown') as string } });
     t.observe({ kind: 'process', target: 'kimi', at: at(810), pid: 4242, alive: true, cpuSeconds: 100, rssBytes: 1e9, pids: [4242, 4243] });
     t.observe({ kind: 'process', target: 'kimi', at: at(820), pid: 4242, alive: true, cpuSeconds: 180, rssBytes: 1e9, pids: [4242, 4243] });
-    expect(t.status()['stalled']).toBe(false);
+    // Eight busy cores and nothing else moving: still stalled, and the hint says the CPU spins.
+    expect(t.status()).toMatchObject({ stalled: true, stall: { hint: expect.stringContaining('8.0 CPU s/s') as string } });
+    // A compile worker appears in the tree: that is progress.
+    t.observe({ kind: 'process', target: 'kimi', at: at(830), pid: 4242, alive: true, cpuSeconds: 260, rssBytes: 1e9, pids: [4242, 4243, 4300] });
+    expect(t.status()).toMatchObject({ stalled: false, lastProgress: expect.stringContaining('new process 4300') as string });
     t.observe({ kind: 'gpu_processes', at: at(821), processes: [{ pid: 4243, gpuUuid: 'GPU-1', usedBytes: 70 * 2 ** 30 }, { pid: 999, gpuUuid: 'GPU-0', usedBytes: 5 }] });
     const text = await metrics.render();
     expect(text).toContain('modelwatch_target_gpu_memory_used_bytes{target="kimi",gpu="1"} 75161927680');
     expect(text).not.toContain('modelwatch_target_gpu_memory_used_bytes{target="kimi",gpu="0"}');
-    expect(text).toContain('modelwatch_process_cpu_seconds_total{target="kimi"} 80');
+    expect(text).toContain('modelwatch_process_cpu_seconds_total{target="kimi"} 160');
   });
 
   it('crashes with gpu_fault when one of its GPUs is lost', () => {

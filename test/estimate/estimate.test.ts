@@ -18,7 +18,7 @@ function record(id: number, phases: [PhaseRecord['phase'], number, number, numbe
     return p;
   });
   return {
-    id, target: 't', engine: 'vllm', fingerprint: 'f', fingerprintJson: '{}', invocation: null, attempt: id, startedAt, endedAt: at, outcome,
+    id, target: 't', engine: 'vllm', fingerprint: 'f', fingerprintJson: '{}', invocation: null, identity: `start:${startedAt}`, startSeen: true, attempt: id, startedAt, endedAt: at, outcome,
     crashReason: null, crashLine: null, engineVersion: null, canaryOk: null, canaryJson: null, updatedAt: at, phases: list,
     gpus: [{ gpu: 0, peakBytes: finalGiB * GiB, finalBytes: finalGiB * GiB }],
   };

@@ -75,6 +75,8 @@ describe('load history database', () => {
       fingerprint: fp.fingerprint,
       fingerprintJson: fp.json,
       invocation: 'inv-1',
+      identity: 'invocation:inv-1',
+      startSeen: true,
       attempt: 2,
       startedAt: 1_000,
       endedAt: 3_500,

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../src/commands/main.js';
 import { loadConfig } from '../../src/config/load.js';
-import { HistoryRecorder } from '../../src/daemon/recorder.js';
+import { HistoryWriter } from '../../src/daemon/recorder.js';
 import { TargetRuntime } from '../../src/daemon/target.js';
 import { openHistory } from '../../src/history/database.js';
 import { Metrics } from '../../src/metrics/registry.js';
@@ -69,7 +69,7 @@ describe.runIf(haveJournalTools)('modelwatch replay --backfill', () => {
       const start = T0 + 10 * hour;
       let now = start;
       const t = new TargetRuntime('kimi', cfg, profileOf('vllm'), {
-        metrics: new Metrics('t', ['kimi'], []), recorder: new HistoryRecorder(history, (e) => { throw e; }), publish: () => undefined, now: () => now, log: () => undefined,
+        metrics: new Metrics('t', ['kimi'], []), recorder: new HistoryWriter(history, (e: unknown) => { throw e; }), publish: () => undefined, now: () => now, log: () => undefined,
       });
       for (const e of entries('ok', 5, start).filter((x) => x.at < start + 300_000)) {
         now = e.at;

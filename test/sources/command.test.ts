@@ -1,3 +1,6 @@
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createCommandSource } from '../../src/sources/command.js';
 import type { Observation } from '../../src/sources/source.js';
@@ -35,7 +38,8 @@ describe('command source', () => {
     await waitFor(() => logs(s.obs).length >= 6, 'three runs');
     await s.stop();
     expect(logs(s.obs).slice(0, 6)).toEqual(['INFO one', 'INFO two \u2588', 'INFO one', 'INFO two \u2588', 'INFO one', 'INFO two \u2588']);
-    expect(s.obs.find((o) => o.kind === 'log')).toEqual({ kind: 'log', target: 'llm', at: undefined, line: 'INFO one' });
+    // Printed at once after the start, without a time of their own: replayed history, never stamped on arrival.
+    expect(s.obs.find((o) => o.kind === 'log')).toEqual({ kind: 'log', target: 'llm', at: undefined, line: 'INFO one', backlog: true });
     const first = s.obs.find((o) => o.kind === 'source' && o.up);
     expect(first).toMatchObject({ source: 'command', target: 'llm', up: true });
     const down = s.obs.find((o) => o.kind === 'source' && !o.up);
@@ -64,5 +68,32 @@ describe('command source', () => {
     await s.stop();
     expect(Date.now() - t).toBeLessThan(2000);
     expect(s.obs).toEqual([expect.objectContaining({ kind: 'source', source: 'command', up: true })]);
+  });
+
+  it("asks a container runtime's logs command for --timestamps and gives each line the time the runtime says, replayed history as backlog", async () => {
+    // A stand-in for `docker logs -f`: it replays the log with RFC 3339 times when asked, then follows.
+    const dir = mkdtempSync(join(tmpdir(), 'mw-docker-'));
+    const docker = join(dir, 'docker');
+    writeFileSync(
+      docker,
+      `#!${process.execPath}\n` +
+        `const ts = process.argv.includes('--timestamps');\n` +
+        `const out = (t, l) => process.stdout.write((ts ? t + ' ' : '') + l + '\\n');\n` +
+        `out('2026-11-30T09:00:00.123456789Z', 'INFO 11-30 09:00:00 vLLM API server version 0.11.0');\n` +
+        `out('2026-11-30T09:20:00.5Z', 'INFO 11-30 09:20:00 Starting vLLM API server 0 on http://0.0.0.0:8000');\n` +
+        `setTimeout(() => { out(new Date().toISOString(), 'INFO live line'); }, 600);\n` +
+        `setTimeout(() => {}, 60000);\n`,
+    );
+    chmodSync(docker, 0o755);
+    const s = start([docker, 'logs', '-f', 'vllm']);
+    await waitFor(() => logs(s.obs).length >= 3, 'the replay and a live line');
+    await s.stop();
+    const lines = s.obs.flatMap((o) => (o.kind === 'log' ? [o] : []));
+    expect(lines[0]).toEqual({ kind: 'log', target: 'llm', at: Date.parse('2026-11-30T09:00:00.123Z'), line: 'INFO 11-30 09:00:00 vLLM API server version 0.11.0', backlog: true });
+    expect(lines[1]).toMatchObject({ at: Date.parse('2026-11-30T09:20:00.500Z'), backlog: true });
+    expect(lines[2]?.line).toBe('INFO live line');
+    expect(lines[2]?.backlog).toBeUndefined();
+    expect(Math.abs((lines[2]?.at ?? 0) - Date.now())).toBeLessThan(5000);
+    expect(s.obs.filter((o) => o.kind === 'source' && o.caughtUp === true)).toHaveLength(1);
   });
 });
