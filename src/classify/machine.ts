@@ -170,6 +170,26 @@ export class PhaseMachine {
     return this.version;
   }
 
+  /** The current attempt number (0 before the first); cheap, unlike {@link snapshot}. */
+  get attemptNumber(): number {
+    return this.attempt;
+  }
+
+  /** Who runs the current attempt; null before the first. */
+  get attemptIdentity(): AttemptIdentity | null {
+    return this.attempt === 0 ? null : this.ledger.identity;
+  }
+
+  /** When the current attempt last made progress (ms). */
+  get progressAt(): number | null {
+    return this.lastProgressAt;
+  }
+
+  /** The current attempt's crash, if it crashed. */
+  get crashInfo(): CrashInfo | null {
+    return this.crash;
+  }
+
   /** Replaces stall budgets (as learned from past loads); the next line or tick judges by them. */
   setStallBudgets(budgets: Partial<Record<LoadingPhase, number>>): void {
     for (const phase of loadingPhases) {

@@ -78,7 +78,7 @@ export class TargetRuntime {
 
   /** The health-check interval that fits the phase: fast while loading, slower once ready. */
   healthIntervalMs(loading: number, ready: number): number {
-    return this.phase === 'ready' && this.judge.status(this.deps.now()).unhealthy === null ? ready : loading;
+    return this.phase === 'ready' && !this.judge.unhealthy ? ready : loading;
   }
 
   /** Applies one observation meant for this target (or the whole host). */

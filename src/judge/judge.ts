@@ -48,6 +48,7 @@ const progressEventMs = 2000;
 /** GPU memory goes to the history once a minute (and at every transition). */
 const gpuRecordMs = 60_000;
 const defaultBacklogGraceMs = 15_000;
+const noChanges: readonly TargetChange[] = Object.freeze([]);
 
 const iso = (ms: number | null | undefined): string | null => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
 
@@ -120,12 +121,12 @@ export class TargetJudge {
 
   /** The current attempt number (0 before the first). */
   get attempt(): number {
-    return this.machine.snapshot().attempt;
+    return this.machine.attemptNumber;
   }
 
   /** Who runs the current attempt. */
   get identity(): AttemptIdentity | null {
-    return this.machine.snapshot().identity;
+    return this.machine.attemptIdentity;
   }
 
   /** The current fingerprint (what past loads are looked up by). */
@@ -148,13 +149,18 @@ export class TargetJudge {
     return this.gate;
   }
 
+  /** Whether a ready server fails its health checks now. */
+  get unhealthy(): boolean {
+    return this.healthRule.unhealthy !== null;
+  }
+
   /** Line counts since start (the metrics exporter reads them at scrape time). */
   lineCounts(): ReturnType<PhaseMachine['lineCounts']> {
     return this.machine.lineCounts();
   }
 
   /** Judges one observation meant for this target (or the whole host) at `now`. */
-  observe(o: Observation, now: number): TargetChange[] {
+  observe(o: Observation, now: number): readonly TargetChange[] {
     this.firstSeenAt ??= now;
     switch (o.kind) {
       case 'log':
@@ -187,7 +193,7 @@ export class TargetJudge {
   }
 
   /** Evaluates budgets and windows at `now`. */
-  tick(now: number): TargetChange[] {
+  tick(now: number): readonly TargetChange[] {
     this.firstSeenAt ??= now;
     if (!this.settled && now - this.firstSeenAt >= (this.options.backlogGraceMs ?? defaultBacklogGraceMs)) this.settle(now);
     // While a backlog is caught up its lines are far behind the wall clock; a silence is judged on
@@ -207,7 +213,7 @@ export class TargetJudge {
    * The input ended (a replayed capture): an attempt that still holds an unanswered error line
    * crashed with it; one still loading is recorded as stopped at its last line.
    */
-  endOfInput(now: number): TargetChange[] {
+  endOfInput(now: number): readonly TargetChange[] {
     this.handle(this.machine.finish());
     this.countCrash();
     const s = this.machine.snapshot();
@@ -218,7 +224,7 @@ export class TargetJudge {
   }
 
   /** A canary run started. */
-  canaryStarted(trigger: string, now: number): TargetChange[] {
+  canaryStarted(trigger: string, now: number): readonly TargetChange[] {
     this.canaryRunning = { trigger, since: now };
     this.out.push({ type: 'canary_started', trigger });
     this.refreshGate();
@@ -226,7 +232,7 @@ export class TargetJudge {
   }
 
   /** A canary run ended; its verdict counts for the gate only for the attempt it ran on. */
-  canaryEnded(run: CanaryRun): TargetChange[] {
+  canaryEnded(run: CanaryRun): readonly TargetChange[] {
     this.canaryRunning = null;
     const current = run.attempt === this.attempt;
     if (current) this.canary = run;
@@ -237,7 +243,7 @@ export class TargetJudge {
   }
 
   /** What past loads of the current fingerprint say (successful ones), and the target's latest crash reasons. */
-  learn(past: readonly LoadRecord[], recentCrashes: readonly string[], now: number): TargetChange[] {
+  learn(past: readonly LoadRecord[], recentCrashes: readonly string[], now: number): readonly TargetChange[] {
     const l = this.config.learning;
     this.baseline = l.enabled ? baselineOf(past.filter(learnable)) : null;
     this.recentCrashes = [...recentCrashes];
@@ -247,8 +253,8 @@ export class TargetJudge {
     return this.take();
   }
 
-  private take(): TargetChange[] {
-    if (this.out.length === 0) return [];
+  private take(): readonly TargetChange[] {
+    if (this.out.length === 0) return noChanges;
     const out = this.out;
     this.out = [];
     return out;
@@ -263,9 +269,9 @@ export class TargetJudge {
     this.keep(at ?? now, o.line);
     if (at !== undefined) this.lastLine = { at, arrived: now };
     const version = this.machine.engineVersion;
-    const before = this.machine.snapshot().lastProgressAt;
+    const before = this.machine.progressAt;
     this.handle(this.machine.observeLine(o.line, at, o.invocation));
-    if (this.machine.snapshot().lastProgressAt !== before) this.lastProgress = 'a log line';
+    if (this.machine.progressAt !== before) this.lastProgress = 'a log line';
     this.learnIdentity(o.line, version);
     this.followIdentity();
   }
@@ -353,9 +359,9 @@ export class TargetJudge {
   }
 
   private activitySignal(detail: string, at: number): void {
-    const before = this.machine.snapshot().lastProgressAt;
+    const before = this.machine.progressAt;
     this.signal({ type: 'activity', detail }, at);
-    if (this.machine.snapshot().lastProgressAt !== before) this.lastProgress = detail;
+    if (this.machine.progressAt !== before) this.lastProgress = detail;
   }
 
   private ownsGpu(g: GpuSample): boolean {
@@ -431,7 +437,7 @@ export class TargetJudge {
 
   /** The ledger learned more about the attempt in progress (an invocation, a PID): its key follows. */
   private followIdentity(): void {
-    const id = this.machine.snapshot().identity;
+    const id = this.machine.attemptIdentity;
     const known = this.identityKnown;
     if (id === null || known === null || (id.key === known.key && id.startSeen === known.startSeen)) return;
     this.identityKnown = id;
@@ -535,7 +541,7 @@ export class TargetJudge {
       const failed = run.results.filter((r) => !r.ok).map((r) => `${r.probe}: ${r.reason}`);
       return { ready: false, reason: `smoke canary failed: ${run.error ?? failed.join('; ')}` };
     }
-    if (phase === 'crashed') return { ready: false, reason: `crashed: ${this.machine.snapshot().crash?.reason ?? 'unknown'}` };
+    if (phase === 'crashed') return { ready: false, reason: `crashed: ${this.machine.crashInfo?.reason ?? 'unknown'}` };
     return { ready: false, reason: phase === 'down' ? 'not started' : `loading (${phase})` };
   }
 
