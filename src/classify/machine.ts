@@ -97,6 +97,7 @@ interface Candidate {
 const ranks: Readonly<Record<Phase, number>> = Object.fromEntries(phases.map((p, i) => [p, i])) as Record<Phase, number>;
 const rank = (p: Phase): number => ranks[p];
 const noEvents: readonly MachineEvent[] = Object.freeze([]);
+const sameAttempt: AttemptDecision = Object.freeze({ kind: 'same' });
 // Only the first candidate, the first specific one and the latest are ever read: an engine that
 // repeats its error line forever (every rank, in a loop) must not grow the list without bound.
 const maxCandidates = 32;
@@ -220,9 +221,12 @@ export class PhaseMachine {
       }
       this.clock = when;
     }
+    // Most lines carry no evidence about attempts: the ledger is asked only about those that do.
     // A banner begins a new attempt unless the one in progress has only just started.
-    const bannerRestarts = this.phase === 'down' || rank(this.phase) > rank('starting');
-    const decision = this.ledger.line(invocation, verdict.restart, bannerRestarts, when ?? null);
+    const decision =
+      invocation === undefined && !verdict.restart
+        ? sameAttempt
+        : this.ledger.line(invocation, verdict.restart, this.phase === 'down' || rank(this.phase) > rank('starting'), when ?? null);
     // A late line of an invocation already replaced judges nothing: it is only counted.
     const cls = decision.kind === 'stale' ? verdict.baseClass : this.apply(verdict, raw, events, decision);
     this.counts[cls]++;
