@@ -37,8 +37,8 @@ export const load = {
 export interface StatusRig {
   readonly daemon: Daemon;
   readonly sim: SimServer;
-  /** Appends journal entries, stamped `at` (default: now, or just after the last entry). */
-  append(messages: readonly string[], at?: number): void;
+  /** Appends journal entries, stamped `at` (default: now, or just after the last entry), of the unit's `invocation` (default the first). */
+  append(messages: readonly string[], at?: number, invocation?: string): void;
   /** The target's status JSON. */
   target(): Promise<Record<string, unknown>>;
   /** Stops the daemon (once; the simulated server stays). */
@@ -55,6 +55,9 @@ export interface RigOptions {
   readonly name?: string;
 }
 
+/** The systemd invocation id of the unit's first run in the rig's journal. */
+export const firstInvocation = 'a1b2c3d4e5f60718293a4b5c6d7e8f90';
+
 const fakeNvidiaSmi = join(import.meta.dirname, '..', 'fakes', 'nvidia-smi');
 
 /** Starts the rig; the banner lines are in the journal before the daemon starts. */
@@ -63,10 +66,10 @@ export async function statusRig(options: RigOptions = {}): Promise<StatusRig> {
   const name = options.name ?? 'kimi';
   const sim = await startSimServer({ mode: 'loading' });
   let t = (options.startedAt ?? Date.now()) - 1;
-  const append = (messages: readonly string[], at?: number): void => {
+  const append = (messages: readonly string[], at?: number, invocation = firstInvocation): void => {
     const entries: JournalEntry[] = messages.map((message) => {
       t = Math.max(t + 1, at ?? Date.now());
-      return { message, at: t, unit: 'vllm.service', invocation: 'a1b2c3d4e5f60718293a4b5c6d7e8f90' };
+      return { message, at: t, unit: 'vllm.service', invocation };
     });
     buildJournal(entries, dir);
   };
