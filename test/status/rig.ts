@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { validateConfigText } from '../../src/config/load.js';
@@ -33,7 +33,7 @@ export const load = {
   },
 };
 
-/** A daemon following one target's journal file, with the simulated server and (optionally) 8 fake H200s. */
+/** A daemon following one target's journal file (or plain log file), with the simulated server and (optionally) 8 fake H200s. */
 export interface StatusRig {
   readonly daemon: Daemon;
   readonly sim: SimServer;
@@ -53,6 +53,12 @@ export interface RigOptions {
   /** Journal time of the banner lines; default now. */
   readonly startedAt?: number;
   readonly name?: string;
+  /**
+   * `file`: a plain log file the daemon follows from its end, lines stamped on arrival (the
+   * banner written before the daemon started is not read: the load is first seen mid-way);
+   * default `journal`.
+   */
+  readonly logs?: 'journal' | 'file';
 }
 
 /** The systemd invocation id of the unit's first run in the rig's journal. */
@@ -66,7 +72,12 @@ export async function statusRig(options: RigOptions = {}): Promise<StatusRig> {
   const name = options.name ?? 'kimi';
   const sim = await startSimServer({ mode: 'loading' });
   let t = (options.startedAt ?? Date.now()) - 1;
+  const logFile = join(dir, 'vllm.log');
   const append = (messages: readonly string[], at?: number, invocation = firstInvocation): void => {
+    if (options.logs === 'file') {
+      appendFileSync(logFile, messages.map((m) => `${m}\n`).join(''));
+      return;
+    }
     const entries: JournalEntry[] = messages.map((message) => {
       t = Math.max(t + 1, at ?? Date.now());
       return { message, at: t, unit: 'vllm.service', invocation };
@@ -97,7 +108,7 @@ targets:
   ${name}:
     engine: vllm
     url: ${sim.url}
-    logs: { journal: { unit: vllm.service, file: ${join(dir, 'capture.journal')} } }
+    logs: ${options.logs === 'file' ? `{ file: { path: ${logFile} } }` : `{ journal: { unit: vllm.service, file: ${join(dir, 'capture.journal')} } }`}
     smoke: { probes: [capital, tool_call], timeout: 5s }
 `, 'status-test.yaml');
   if (checked.config === undefined) throw new Error(`bad test config: ${JSON.stringify(checked.problems)}`);
