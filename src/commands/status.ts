@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { ModelwatchError } from '../errors.js';
 import { DaemonUnreachableError, statusApi } from '../status/api.js';
-import { changeLines } from '../status/changes.js';
+import { changeLines, eventLines } from '../status/changes.js';
 import { clock, painter, safe } from '../status/format.js';
 import { redraw, redrawnLines, renderSnapshot } from '../status/render.js';
 import { StatusWatch } from '../status/watch.js';
@@ -14,13 +14,15 @@ export const defaultStatusUrl = 'http://127.0.0.1:9464';
 export const statusUsage = `usage: modelwatch status [--url URL] [--once] [--no-color]
 
 Shows the live state of every target of a running modelwatch daemon: its phase, overall progress
-and ETA, progress counters (shards, CUDA graphs), GPU memory per GPU, stall and slowness flags,
-timeout-risk warnings, the smoke canary's verdicts (per probe, with time to first token and
-tokens/s), the readiness gate, and the crash cause with its hint. It follows the daemon's event
-stream (GET /api/v1/events) and re-reads a target on each of its events.
+and ETA, progress counters (shards, CUDA graphs) and what last counted as progress, GPU memory per
+GPU, stall, slowness and unhealthy (health lost after ready) flags, an attempt first seen already
+loading or serving, timeout-risk warnings, the smoke canary's verdicts (per probe, with time to
+first token and tokens/s), the readiness gate, and the crash cause with its hint. It follows the
+daemon's event stream (GET /api/v1/events) and re-reads a target on each of its events.
 
 On a terminal the view is redrawn in place. Otherwise (piped, redirected) it prints plain lines:
-a summary of each target, then one line per change, until interrupted.
+a summary of each target, then one line per change (and per attempt stopped, health lost or back,
+log buffering), until interrupted.
 
   --url URL    the daemon (default ${defaultStatusUrl})
   --once       print one snapshot of every target and exit
@@ -121,6 +123,9 @@ export async function statusCommand(args: readonly string[], io: CommandIO, sign
       if (!live) return;
       if (tty) scheduleDraw();
       else for (const l of changeLines(prev, next, Date.now())) out.write(`${l}\n`);
+    },
+    onEvent: (event) => {
+      if (live && !tty) for (const l of eventLines(event, Date.now())) out.write(`${l}\n`);
     },
     onConnection: (up, why) => {
       connection = up ? paint('green', 'live') : paint('yellow', `connection lost (${safe(why)}), retrying`);

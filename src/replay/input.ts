@@ -1,6 +1,10 @@
 import { createReadStream } from 'node:fs';
 import { ModelwatchError } from '../errors.js';
+import { journalMessage } from '../sources/journal-message.js';
 import { LineSplitter, maxRecordBytes, truncateLine } from '../sources/lines.js';
+
+// Still exported here: replay's callers read journal captures through this module.
+export { journalMessage };
 
 /** One line read from a captured log, with its journal time when the capture has one. */
 export interface InputLine {
@@ -20,19 +24,6 @@ export interface LineBatch {
 
 /** The two capture formats `replay` reads, told apart by content. */
 export type InputFormat = 'journal-json' | 'text';
-
-/**
- * Decodes a journal MESSAGE field: a string, an array of bytes (what journalctl prints for
- * values with control characters or invalid UTF-8), an array of those (a field repeated in one
- * entry, joined by newlines), or null (a value over 4096 bytes read without `-a`).
- */
-export function journalMessage(value: unknown): string | undefined {
-  if (typeof value === 'string') return value;
-  if (!Array.isArray(value)) return undefined;
-  if (value.every((b) => typeof b === 'number')) return Buffer.from(value).toString('utf8');
-  const parts = value.map(journalMessage).filter((p): p is string => p !== undefined);
-  return parts.length > 0 ? parts.join('\n') : undefined;
-}
 
 /** Parses one `journalctl -o json` line into its message lines; throws on anything else. */
 export function parseJournalEntry(line: string): InputLine[] {

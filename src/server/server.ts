@@ -151,6 +151,8 @@ function buildApp(view: DaemonView, options: ServerOptions): FastifyInstance {
     const res = reply.raw;
     streams.add(res);
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+    // Sent now, not with the first event: a client sees the stream open although nothing happened yet.
+    res.flushHeaders();
     const send = (e: DaemonEvent): void => {
       res.write(`event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
     };

@@ -6,9 +6,9 @@
  * or read twice, even when journald rotated and vacuumed the journal files in between.
  */
 import { follow, run } from './exec.js';
+import { journalMessage } from './journal-message.js';
 import { maxRecordBytes, truncateLine } from './lines.js';
 import { backoffMs, sleep, type Emit, type Source } from './source.js';
-import { journalMessage } from '../replay/input.js';
 
 /** Options of the journal source. */
 export interface JournalSourceOptions {

@@ -4,7 +4,8 @@
  */
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { parseTargetView, type TargetView } from './view.js';
+import type { TargetStatus } from '../state/target-status.js';
+import { parseTargetStatus } from './parse-status.js';
 
 /** Why the daemon could not be read: refused, timed out, or not a modelwatch daemon. */
 export class DaemonUnreachableError extends Error {
@@ -17,8 +18,8 @@ export interface StatusApi {
   readonly base: string;
   /** The names of the configured targets. */
   targets(signal?: AbortSignal): Promise<string[]>;
-  /** One target's status; undefined when the daemon does not know it (any more). */
-  target(name: string, signal?: AbortSignal): Promise<TargetView | undefined>;
+  /** One target's status (read tolerantly: see `parse-status.ts`); undefined when the daemon does not know it (any more). */
+  target(name: string, signal?: AbortSignal): Promise<TargetStatus | undefined>;
 }
 
 /** The largest answer read (a status with its crash context is a few tens of KiB). */
@@ -83,7 +84,7 @@ export function statusApi(base: string, timeoutMs = 5000): StatusApi {
       const { status, body } = await getJson(`${root}/api/v1/targets/${encodeURIComponent(name)}`, timeoutMs, signal);
       if (status === 404) return undefined;
       if (status !== 200) throw new DaemonUnreachableError(`GET /api/v1/targets/${name} answered ${status}`);
-      return parseTargetView(body, name);
+      return parseTargetStatus(body, name);
     },
   };
 }

@@ -1,6 +1,7 @@
 /**
- * Small text formatters shared by the terminal views of `modelwatch status`: durations, sizes,
- * bars, colours and fitting lines to a terminal's width. Pure.
+ * Small text formatters shared by the views of `modelwatch status` and the status page:
+ * durations, sizes, bars, colours and fitting lines to a terminal's width. Pure and browser-safe
+ * (no Node modules: the page's script bundles it).
  */
 
 /** What is printed for a value the daemon does not know (yet). */

@@ -1,21 +1,27 @@
 /**
- * The live state behind `modelwatch status`: every target's latest view, kept current by the
+ * The live state behind `modelwatch status`: every target's latest status, kept current by the
  * daemon's event stream (each event re-fetches its target, at most once per `throttleMs`) and by
  * a slow poll for what sends no events (GPU memory, elapsed time). The stream is reconnected with
- * backoff when it drops; the last views stay shown meanwhile.
+ * backoff when it drops; the last states stay shown meanwhile. The events themselves are handed
+ * on once each, those that happened since the watch began only: the backlog a daemon sends to
+ * every new connection is history the first states already hold.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { TargetEvent } from '../state/events.js';
+import type { TargetStatus } from '../state/target-status.js';
 import type { StatusApi } from './api.js';
 import { readEvents, type StreamEvent } from './events-client.js';
-import type { TargetView } from './view.js';
+import { parseStreamEvent } from './parse-event.js';
 
 /** Options of a {@link StatusWatch}. */
 export interface WatchOptions {
   readonly api: StatusApi;
   /** Stops following; nothing is fetched after it aborts. */
   readonly signal: AbortSignal;
-  /** A target's view was fetched (`prev` undefined the first time). */
-  readonly onUpdate: (name: string, prev: TargetView | undefined, next: TargetView) => void;
+  /** A target's status was fetched (`prev` undefined the first time). */
+  readonly onUpdate: (name: string, prev: TargetStatus | undefined, next: TargetStatus) => void;
+  /** An event happened since the watch began (each one once, across reconnections). */
+  readonly onEvent?: ((event: TargetEvent) => void) | undefined;
   /** The event stream connected (`live` true) or was lost, and why. */
   readonly onConnection?: ((live: boolean, reason: string) => void) | undefined;
   /** The shortest time between two fetches of one target; default 250 ms. */
@@ -33,20 +39,29 @@ interface Pacing {
 
 const reason = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
+/** How many events are remembered to recognise them when a reconnection sends them again (the daemon keeps 200). */
+const rememberedEvents = 1000;
+
+/** A daemon clock this far from ours is taken as offset; closer, it is rounding (elapsed time is whole seconds). */
+const skewSlackMs = 2000;
+
 /** Follows every target of one daemon. */
 export class StatusWatch {
-  private readonly views = new Map<string, TargetView>();
+  private readonly states = new Map<string, TargetStatus>();
   private names: string[] = [];
   private readonly pacing = new Map<string, Pacing>();
   /** null until the stream first connects or fails. */
   private live: boolean | null = null;
+  /** The daemon's time when the watch began (ms): older events are history. */
+  private since = Number.POSITIVE_INFINITY;
+  private readonly seen = new Set<string>();
 
   constructor(private readonly options: WatchOptions) {}
 
-  /** The latest view of every target, in the daemon's order. */
-  targets(): TargetView[] {
+  /** The latest status of every target, in the daemon's order. */
+  targets(): TargetStatus[] {
     return this.names.flatMap((n) => {
-      const v = this.views.get(n);
+      const v = this.states.get(n);
       return v === undefined ? [] : [v];
     });
   }
@@ -59,12 +74,23 @@ export class StatusWatch {
   /** Fetches the target list and every target once; rejects when the daemon cannot be read. */
   async load(): Promise<void> {
     const { api, signal } = this.options;
+    const began = Date.now();
     this.names = await api.targets(signal);
-    const views = await Promise.all(this.names.map((n) => api.target(n, signal)));
-    views.forEach((v, i) => {
+    const fetchedStates = await Promise.all(this.names.map((n) => api.target(n, signal)));
+    const fetched = Date.now();
+    let skew = 0;
+    fetchedStates.forEach((v, i) => {
       const name = this.names[i];
-      if (v !== undefined && name !== undefined) this.update(name, v);
+      if (v === undefined || name === undefined) return;
+      // The daemon's clock, seen through the elapsed time it gives for a start it also gives.
+      const started = v.startedAt === null ? Number.NaN : Date.parse(v.startedAt);
+      if (skew === 0 && v.elapsedSeconds !== null && !Number.isNaN(started)) {
+        const s = started + v.elapsedSeconds * 1000 - fetched;
+        if (Math.abs(s) > skewSlackMs) skew = s;
+      }
+      this.update(name, v);
     });
+    this.since = began + skew;
   }
 
   /** Follows the event stream until the signal aborts; resolves then. */
@@ -116,15 +142,24 @@ export class StatusWatch {
   }
 
   private onEvent(e: StreamEvent): void {
-    let target: unknown;
-    try {
-      target = (JSON.parse(e.data) as { target?: unknown } | null)?.target;
-    } catch {
-      return;
-    }
-    if (typeof target !== 'string') return;
+    const streamed = parseStreamEvent(e.type, e.data);
+    if (streamed === null) return;
+    const { target, event } = streamed;
     if (this.names.includes(target)) this.request(target);
     else void this.reloadList();
+    if (event !== null && this.isNew(event, e.data)) this.options.onEvent?.(event);
+  }
+
+  /** Whether the event happened since the watch began and was not handed on before. */
+  private isNew(event: TargetEvent, data: string): boolean {
+    const at = Date.parse(event.at);
+    if (Number.isNaN(at) || at < this.since || this.seen.has(data)) return false;
+    this.seen.add(data);
+    if (this.seen.size > rememberedEvents) {
+      const oldest = this.seen.values().next();
+      if (oldest.done !== true) this.seen.delete(oldest.value);
+    }
+    return true;
   }
 
   private async reloadList(): Promise<void> {
@@ -136,9 +171,9 @@ export class StatusWatch {
     }
   }
 
-  private update(name: string, next: TargetView): void {
-    const prev = this.views.get(name);
-    this.views.set(name, next);
+  private update(name: string, next: TargetStatus): void {
+    const prev = this.states.get(name);
+    this.states.set(name, next);
     this.options.onUpdate(name, prev, next);
   }
 
@@ -175,7 +210,7 @@ export class StatusWatch {
       const v = await this.options.api.target(name, this.options.signal);
       if (v !== undefined && !this.stopped()) this.update(name, v);
     } catch {
-      // Kept: the last view stays shown; the stream reconnection says the daemon is gone.
+      // Kept: the last status stays shown; the stream reconnection says the daemon is gone.
     } finally {
       p.inFlight = false;
       if (p.again) {

@@ -7,6 +7,7 @@ import { main } from '../../src/commands/main.js';
 import { statusCommand } from '../../src/commands/status.js';
 import { visible } from '../../src/status/format.js';
 import { haveJournalTools } from '../support/journal.js';
+import { parseTargetStatus } from '../../src/status/parse-status.js';
 import { load, statusRig, until, type StatusRig } from '../status/rig.js';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -152,6 +153,40 @@ describe.runIf(haveJournalTools)('modelwatch status against a real daemon', () =
     // One line per change: the compile was announced once.
     expect(text.match(/phase compiling/g)).toHaveLength(1);
   }, 30_000);
+
+  it('reads the real daemon\'s status back exactly: the tolerant reader fills the type the daemon serves', async () => {
+    const r = await loadingRig();
+    const body = await r.target();
+    expect(parseTargetStatus(body, 'x')).toEqual(body);
+  }, 30_000);
+
+  it('live, not a terminal: a unit restart mid-load prints the old attempt stopped; lost health after ready prints UNHEALTHY, then healthy again', async () => {
+    const r = await loadingRig();
+    const out = output(false);
+    const stop = new AbortController();
+    const running = statusCommand(['--url', r.daemon.address], { stdout: out.stream, stderr: out.stream }, stop.signal);
+    await until('the summary', () => (out.text().includes('kimi: phase loading_weights') ? true : undefined));
+    // `systemctl restart`: the journal's lines now carry the unit's next invocation id.
+    const next = 'ffeeddccbbaa00998877665544332211';
+    r.append(load.banner, undefined, next);
+    await until('the restart', () => (out.text().includes('kimi: new load attempt 2') ? true : undefined));
+    expect(out.text()).toMatch(/^\d\d:\d\d:\d\d kimi: load attempt 1 ended: stopped in loading_weights \(.+\)$/m);
+    r.append([...load.weights, load.shards(64), ...load.compile, ...load.warmup, ...load.ready], undefined, next);
+    await r.sim.setMode('ready');
+    await until('the gate open', () => (out.text().includes('kimi: gate open') ? true : undefined), 20_000);
+    await r.sim.setMode('loading');
+    await until('health lost', () => (/kimi: UNHEALTHY: unhealthy after ready: health check failed \(ECONNREFUSED\)/.test(out.text()) ? true : undefined));
+    await until('the gate closed', () => (/kimi: gate closed: unhealthy: /.test(out.text()) ? true : undefined));
+    await r.sim.setMode('ready');
+    await until('health back', () => (out.text().includes('kimi: healthy again: ') ? true : undefined));
+    stop.abort();
+    expect(await running).toBe(0);
+    const text = out.text();
+    // Each event once, and none of the backlog the daemon sent at connection printed again.
+    expect(text.match(/ended: stopped/g)).toHaveLength(1);
+    expect(text.match(/UNHEALTHY/g)).toHaveLength(1);
+    expect(text).not.toContain('crashed');
+  }, 40_000);
 
   it('live on a terminal: redraws the block in place as the phase changes; reports a lost daemon', async () => {
     const r = await loadingRig();

@@ -43,7 +43,10 @@ describe('the status page (GET /)', () => {
     // Exactly one inline script and one style, and no inline event handlers or style attributes.
     expect(html.match(/<script/g)).toHaveLength(1);
     expect(html.match(/<style/g)).toHaveLength(1);
-    expect(html).not.toMatch(/\son[a-z]+\s*=|\sstyle\s*=/i);
+    const markup = html.replace(/<script>[\s\S]*<\/script>/, '').replace(/<style>[\s\S]*<\/style>/, '');
+    expect(markup).not.toMatch(/\son[a-z]+\s*=|\sstyle\s*=/i);
+    // The inline script cannot end early: no closing tag inside it.
+    expect(script).not.toMatch(/<\/script/i);
     // Daemon data only ever goes in as text.
     expect(script).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write/);
   });
@@ -136,6 +139,54 @@ describe.runIf(haveJournalTools && haveChromium)('the status page in headless Ch
     expect(await page.evaluate(() => (globalThis as unknown as { mark?: string }).mark)).toBe('same document');
     expect(navigations).toBe(1);
     expect(await page.locator('#conn').textContent()).toBe('live');
+    expect(problems).toEqual([]);
+  }, 60_000);
+});
+
+describe.runIf(haveJournalTools && haveChromium)('the status page in headless Chromium: the new state', () => {
+  it('says an attempt was first seen already loading and what last moved; flags health lost after ready, then its return', async () => {
+    // A plain log file followed from its end: the load is first seen mid-way, its start unseen.
+    const r = await rig({ logs: 'file', gpus: false });
+    const b = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox'] });
+    cleanups.push(() => b.close());
+    const page = await b.newPage({ viewport: { width: 1280, height: 800 } });
+    page.setDefaultTimeout(3000);
+    const problems: string[] = [];
+    page.on('console', (m) => {
+      if (m.type() === 'error' || /Content Security Policy/i.test(m.text())) problems.push(m.text());
+    });
+    page.on('pageerror', (e) => problems.push(String(e)));
+    await page.goto(`${r.daemon.address}/`);
+    await expectText(() => page.locator('#conn').textContent(), 'live');
+    r.append([...load.weights, load.shards(16)]);
+    const card = page.locator('[data-target="kimi"]');
+    const phase = card.locator('[data-field="phase"]');
+    await expectText(() => phase.textContent(), 'loading_weights');
+    await expectText(() => card.locator('[data-field="start-not-seen"]').textContent(), 'first seen already loading (start not seen: not learned from)');
+    expect(await card.locator('[data-field="last-progress"]').textContent()).toMatch(/^Last progress \d+s ago: a log line$/);
+
+    r.append([load.shards(64), ...load.compile, ...load.warmup, ...load.ready]);
+    await r.sim.setMode('ready');
+    const gate = card.locator('[data-field="gate"]');
+    await expectText(async () => (await gate.locator('b').textContent()), 'open');
+    expect(await card.locator('[data-field="last-progress"]').count()).toBe(0);
+    expect(await card.locator('.flag').allTextContents()).toEqual(['READY TO SERVE']);
+
+    // The server stops answering: health is lost after ready, the gate closes, nothing crashed.
+    await r.sim.setMode('loading');
+    const lost = card.locator('[data-field="unhealthy"]');
+    await expectText(async () => (await lost.count()) > 0 && (await lost.locator('h4').textContent()), 'Unhealthy: health lost after ready, the gate is closed');
+    expect(await lost.textContent()).toMatch(/lost \d+s ago: health check failed \(ECONNREFUSED\) \d+ times in a row after ready; crashed if lost for 5m00s/);
+    await expectText(async () => (await card.locator('.flag').allTextContents()).join(' '), 'UNHEALTHY NOT READY');
+    expect(await gate.textContent()).toMatch(/^Readiness gate: closed — unhealthy: health check failed/);
+    expect(await phase.textContent()).toBe('ready');
+    expect(await card.getAttribute('class')).toContain('unhealthy');
+    await expectText(async () => (await page.locator('#events').textContent())?.includes('unhealthy after ready: health check failed (ECONNREFUSED)'), true);
+
+    await r.sim.setMode('ready');
+    await expectText(() => lost.count(), 0);
+    await expectText(async () => (await gate.locator('b').textContent()), 'open');
+    expect(await page.locator('#events').textContent()).toContain('healthy again: health check answered 200 again');
     expect(problems).toEqual([]);
   }, 60_000);
 });

@@ -38,10 +38,12 @@ export function compiling(): Record<string, unknown> {
     phase: 'compiling',
     since: iso(133),
     attempt: 1,
+    identity: { key: 'invocation:a1b2c3d4e5f60718293a4b5c6d7e8f90', invocation: 'a1b2c3d4e5f60718293a4b5c6d7e8f90', pid: 281, startSeen: true, openedBy: 'invocation' },
     startedAt: iso(581),
     elapsedSeconds: 581,
     version: '0.21.1.dev140+g9aaf83ef5',
-    progress: { weight_shards: { name: 'weight_shards', phase: 'loading_weights', done: 64, total: 64, ratio: 1 } },
+    progress: { weight_shards: { done: 64, total: 64, ratio: 1, phase: 'loading_weights' } },
+    fingerprint: { id: '4fac064d5a0fed82', model: 'moonshotai/Kimi-K2.5', tensorParallelSize: 8, quantization: null, engineVersion: '0.21.1.dev140+g9aaf83ef5' },
     estimate: { expectedTotalSeconds: 782, pastLoads: 4, slowAfterSeconds: 1100, progressRatio: 0.58, etaSeconds: 320, basis: 'history', slow: true },
     risks: [
       { kind: 'engine_ready_timeout', limitSeconds: 600, source: 'default', expectedSeconds: 901, atRisk: true, message: 'VLLM_ENGINE_READY_TIMEOUT_S (default 600 s) is shorter than past loads of this model (up to 15m1s): raise it to at least 23m', recommendSeconds: 1380 },
@@ -49,16 +51,22 @@ export function compiling(): Record<string, unknown> {
     ],
     stallBudgets: { starting: { seconds: 600, source: 'default' }, loading_weights: { seconds: 900, source: 'default' }, compiling: { seconds: 120, source: 'learned' }, warming_up: { seconds: 900, source: 'default' } },
     stalled: true,
-    stall: { phase: 'compiling', silentMs: 125_000, budgetMs: 120_000, hint: "no log or GPU progress and the server's processes are idle (0.01 CPU s/s): likely hung" },
+    stall: { phase: 'compiling', silentMs: 125_000, budgetMs: 120_000, budgetSource: 'learned', hint: "no log or GPU progress and the server's processes are idle (0.01 CPU s/s): likely hung" },
+    lastProgressAt: iso(125),
+    lastProgress: 'memory of 8 GPUs changed',
     ready: { ready: false, reason: 'loading (compiling)' },
+    unhealthy: null,
     canary: { running: false, last: null },
     health: { status: 0, durationMs: 0.8, at: iso(1), error: 'ECONNREFUSED', up: false },
     gpus: h200s(73.7),
+    unit: { activeState: 'active', subState: 'running', mainPid: 281, invocationId: 'a1b2c3d4e5f60718293a4b5c6d7e8f90', restarts: 0, execMainStatus: null, startedAt: now - 581_000, environment: {} },
+    process: { pid: 281, alive: true, cpuSeconds: 5210.4, rssBytes: 48_318_382_080, at: iso(1), pids: [281, 415, 416], cpuPerSecond: 0.01 },
     crash: null,
     foretold: [],
     phases: [phases.starting, phases.loading_weights, phases.compiling],
     lines: { phase: 3, progress: 64, benign: 4, info: 120, warning: 0, error: 0 },
-    sources: { journal: { up: true, at: iso(1) } },
+    benign: { 'vllm.nccl_info': 4 },
+    sources: { journal: { up: true, at: iso(1) }, health: { up: true, at: iso(1) } },
   };
 }
 
@@ -94,7 +102,9 @@ export function readyWithCanary(): Record<string, unknown> {
     risks: [],
     stalled: false,
     stall: null,
-    progress: { weight_shards: { name: 'weight_shards', phase: 'loading_weights', done: 64, total: 64, ratio: 1 }, cuda_graphs: { name: 'cuda_graphs', phase: 'warming_up', done: 51, total: 51, ratio: 1 } },
+    progress: { weight_shards: { done: 64, total: 64, ratio: 1, phase: 'loading_weights' }, cuda_graphs: { done: 51, total: 51, ratio: 1, phase: 'warming_up' } },
+    lastProgressAt: iso(20),
+    lastProgress: 'a log line',
     ready: { ready: false, reason: 'smoke canary failed: tool_call: no tool call in the answer' },
     canary: {
       running: false,
@@ -113,5 +123,31 @@ export function readyWithCanary(): Record<string, unknown> {
     health: { status: 200, durationMs: 3.1, at: iso(1), up: true },
     gpus: h200s(135.2, 0.12),
     phases: [phases.starting, phases.loading_weights, phases.compiling, { phase: 'warming_up', line: 'x', at: iso(119) }, { phase: 'ready', line: '(APIServer pid=1) INFO 11-30 09:12:40 [api_server.py:1] Starting vLLM API server 0 on http://0.0.0.0:8000', at: iso(20) }],
+  };
+}
+
+/** The load served, then lost its health for 45 s (3 checks refused): the gate is closed, the attempt not over. */
+export function unhealthy(): Record<string, unknown> {
+  const up = readyWithCanary();
+  return {
+    ...up,
+    canary: { running: false, last: { ...(up['canary'] as { last: Record<string, unknown> }).last, ok: true, results: [] } },
+    ready: { ready: false, reason: 'unhealthy: health check failed (ECONNREFUSED) 3 times in a row after ready' },
+    unhealthy: { since: iso(45), failures: 3, detail: 'health check failed (ECONNREFUSED) 3 times in a row after ready', lostAfterSeconds: 300 },
+    health: { status: 0, durationMs: 0.7, at: iso(1), error: 'ECONNREFUSED', up: false },
+  };
+}
+
+/** An attempt modelwatch first saw already loading (started before the daemon; its start not in the logs). */
+export function firstSeenLoading(): Record<string, unknown> {
+  const c = compiling();
+  return {
+    ...c,
+    attempt: 1,
+    identity: { key: 'process:281:1764493380', invocation: null, pid: 281, startSeen: false, openedBy: 'process' },
+    stalled: false,
+    stall: null,
+    estimate: { expectedTotalSeconds: null, pastLoads: 0, slowAfterSeconds: null, progressRatio: null, etaSeconds: null, basis: 'none', slow: false },
+    phases: [phases.compiling],
   };
 }

@@ -1,12 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { changeLines } from '../../src/status/changes.js';
+import fc from 'fast-check';
+import { changeLines, eventLines } from '../../src/status/changes.js';
 import { visible } from '../../src/status/format.js';
 import { redraw, redrawnLines, renderSnapshot, renderTarget } from '../../src/status/render.js';
-import { parseTargetView } from '../../src/status/view.js';
-import { compiling, crashed, now, readyWithCanary } from './fixtures.js';
+import { parseTargetStatus } from '../../src/status/parse-status.js';
+import { parseStreamEvent } from '../../src/status/parse-event.js';
+import { compiling, crashed, firstSeenLoading, now, readyWithCanary, unhealthy } from './fixtures.js';
 
 const plain = { color: false, width: Infinity, now };
-const view = (body: Record<string, unknown>) => parseTargetView(body, 'fallback');
+const view = (body: Record<string, unknown>) => parseTargetStatus(body, 'fallback');
 
 describe('renderTarget, plain (not a terminal, --once)', () => {
   it('shows phase, progress with ETA, counters, every GPU, stall, slowness and the risk at risk', () => {
@@ -55,6 +57,27 @@ describe('renderTarget, plain (not a terminal, --once)', () => {
     expect(text).toContain('            FAIL tool_call    950 ms  ttft   51 ms  77.5 tok/s  no tool call in the answer');
     expect(text).toContain('  graphs    ');
     expect(text).toContain('  gate      closed: smoke canary failed: tool_call');
+  });
+
+  it('flags health lost after ready (UNHEALTHY) with its detail, and the gate it closed', () => {
+    const lines = renderTarget(view(unhealthy()), plain);
+    expect(lines[1]).toBe('  phase     ready for 20s · loaded in 9m21s  UNHEALTHY');
+    expect(lines[2]).toBe('  health    lost 45s ago: health check failed (ECONNREFUSED) 3 times in a row after ready; crashed if lost for 5m00s');
+    expect(lines).toContain('  gate      closed: unhealthy: health check failed (ECONNREFUSED) 3 times in a row after ready');
+    expect(renderTarget(view(unhealthy()), { color: true, width: 200, now })[1]).toContain('\x1b[31mUNHEALTHY\x1b[0m');
+    // Health down without the verdict (one refused check) is no flag: only the judged state is.
+    expect(renderTarget(view({ ...readyWithCanary(), health: { status: 0, up: false } }), plain)[1]).toBe('  phase     ready for 20s · loaded in 9m21s');
+  });
+
+  it('says when an attempt was first seen already loading or serving, and what last counted as progress', () => {
+    const lines = renderTarget(view(firstSeenLoading()), plain);
+    expect(lines[2]).toBe('  attempt   first seen already loading (start not seen: not learned from)');
+    expect(lines).toContain('  last move 2m05s ago: memory of 8 GPUs changed');
+    const serving = renderTarget(view({ ...readyWithCanary(), identity: { key: 'health:1', startSeen: false, openedBy: 'health' }, phases: [{ phase: 'ready', line: null, at: new Date(now - 20_000).toISOString() }] }), plain);
+    expect(serving).toContain('  attempt   first seen already serving (start not seen: not learned from)');
+    // Once ready, what last moved the load is no longer news.
+    expect(serving.join('\n')).not.toContain('last move');
+    expect(renderTarget(view(compiling()), plain).join('\n')).not.toContain('first seen');
   });
 
   it('neutralises escape sequences and control characters in log lines', () => {
@@ -117,7 +140,7 @@ describe('changeLines (live, not a terminal)', () => {
     const lines = changeLines(undefined, view(compiling()), now);
     for (const l of lines.filter((x) => !x.startsWith(' '))) expect(l).toMatch(stamp);
     expect(lines[0]).toMatch(/phase compiling for 2m13s, attempt 1, progress 58%, ETA 5m20s, weight_shards 64\/64, GPUs 8x 73\.7\/140\.4 GiB$/);
-    expect(lines.some((l) => l.includes('STALLED in compiling: no log or GPU progress'))).toBe(true);
+    expect(lines.some((l) => l.includes('STALLED: no progress in compiling for 2m05s (budget 2m00s); no log or GPU progress'))).toBe(true);
     expect(lines.some((l) => l.includes('RISK engine_ready_timeout: VLLM_ENGINE_READY_TIMEOUT_S'))).toBe(true);
   });
 
@@ -135,7 +158,7 @@ describe('changeLines (live, not a terminal)', () => {
     const b = changeLines(view(more), view(compiling()), now).map((l) => l.replace(stamp, ''));
     expect(b[0]).toBe('phase compiling (loading_weights took 6m51s)');
     expect(b).toContain('weight_shards 64/64, GPUs 8x 73.7/140.4 GiB');
-    expect(b.some((l) => l.startsWith('STALLED in compiling: no progress for 2m05s (budget 2m00s); no log or GPU progress'))).toBe(true);
+    expect(b.some((l) => l.startsWith('STALLED: no progress in compiling for 2m05s (budget 2m00s); no log or GPU progress'))).toBe(true);
     expect(b).toContain('SLOW: slower than its past loads (expected 13m02s in all)');
     const c = changeLines(view(compiling()), view(crashed()), now).map((l) => l.replace(stamp, ''));
     expect(c[0]).toBe('phase crashed (warming_up took 22s)');
@@ -156,10 +179,105 @@ describe('changeLines (live, not a terminal)', () => {
   });
 });
 
-describe('parseTargetView', () => {
+describe('changeLines and eventLines: the new state', () => {
+  const stamp = /^\d\d:\d\d:\d\d kimi-k2\.5: /;
+  const strip = (lines: string[]): string[] => lines.map((l) => l.replace(stamp, ''));
+
+  it('summarises health lost after ready and an attempt first seen under way', () => {
+    expect(strip(changeLines(undefined, view(unhealthy()), now))).toContain('UNHEALTHY: lost 45s ago: health check failed (ECONNREFUSED) 3 times in a row after ready; crashed if lost for 5m00s');
+    const first = strip(changeLines(undefined, view(firstSeenLoading()), now));
+    expect(first).toContain('attempt 1 first seen already loading (start not seen: not learned from)');
+    expect(first).toContain('last progress 2m05s ago: memory of 8 GPUs changed');
+  });
+
+  it('a new attempt first seen under way says so; a stall says what last moved', () => {
+    const next = { ...firstSeenLoading(), attempt: 2 };
+    expect(strip(changeLines(view(compiling()), view(next), now))[0]).toBe('new load attempt 2, first seen already loading (start not seen: not learned from)');
+    const calm = { ...compiling(), stalled: false, stall: null };
+    expect(strip(changeLines(view(calm), view(compiling()), now))).toContain(
+      "STALLED: no progress in compiling for 2m05s (budget 2m00s); no log or GPU progress and the server's processes are idle (0.01 CPU s/s): likely hung (last progress 2m05s ago: memory of 8 GPUs changed)",
+    );
+  });
+
+  it('prints the events the state does not keep: attempt stopped, health lost and back, buffering', () => {
+    const event = (type: string, data: Record<string, unknown>) => {
+      const e = parseStreamEvent(type, JSON.stringify({ type, target: 'kimi-k2.5', attempt: 1, at: new Date(now).toISOString(), ...data }))?.event;
+      if (e === undefined || e === null) throw new Error(`no ${type} event`);
+      return strip(eventLines(e, now));
+    };
+    expect(event('attempt_ended', { outcome: 'stopped', phase: 'loading_weights', detail: 'restarted: new invocation 9f8e' })).toEqual(['load attempt 1 ended: stopped in loading_weights (restarted: new invocation 9f8e)']);
+    expect(event('unhealthy', { failures: 3, detail: 'health check failed (ECONNREFUSED) 3 times in a row after ready' })).toEqual(['UNHEALTHY: unhealthy after ready: health check failed (ECONNREFUSED) 3 times in a row after ready']);
+    expect(event('unhealthy', { failures: 1 })).toEqual(['UNHEALTHY: unhealthy after ready: 1 failed health check']);
+    expect(event('recovered', { detail: 'health check answered 200 again' })).toEqual(['healthy again: health check answered 200 again']);
+    expect(event('buffering', { buffered: true, message: 'log lines arrive in bursts of one timestamp: stdout is block-buffered (set PYTHONUNBUFFERED=1)' })).toEqual(['log lines arrive in bursts of one timestamp: stdout is block-buffered (set PYTHONUNBUFFERED=1)']);
+    expect(event('buffering', { buffered: false })).toEqual(['log lines no longer arrive in bursts']);
+    // The others show as changes of the state: not twice.
+    for (const type of ['attempt', 'transition', 'crash', 'stall', 'stall_cleared', 'progress', 'canary', 'foretell']) expect(event(type, {})).toEqual([]);
+    // Untrusted text cannot reach the terminal raw.
+    expect(event('recovered', { detail: 'ok\x1b[2J' })[0]).toBe('healthy again: ok\\x1b[2J');
+  });
+});
+
+describe('parseStreamEvent', () => {
+  it('reads every event type of this version, tolerating missing fields', () => {
+    const types = ['attempt', 'attempt_ended', 'transition', 'crash', 'foretell', 'stall', 'stall_cleared', 'unhealthy', 'recovered', 'progress', 'buffering', 'canary'];
+    for (const type of types) {
+      const e = parseStreamEvent(type, JSON.stringify({ target: 'kimi' }));
+      expect(e?.target).toBe('kimi');
+      expect(e?.event?.type).toBe(type);
+      expect(e?.event?.attempt).toBe(0);
+    }
+    const t = parseStreamEvent('transition', '{"type":"transition","target":"kimi","attempt":2,"at":"2026-11-30T09:00:00.000Z","from":"starting","to":"loading_weights","line":"x"}');
+    expect(t?.event).toEqual({ type: 'transition', target: 'kimi', attempt: 2, at: '2026-11-30T09:00:00.000Z', from: 'starting', to: 'loading_weights', line: 'x' });
+  });
+
+  it('keeps the target of an event type it does not know (a newer daemon), and drops what names none', () => {
+    expect(parseStreamEvent('quantum_leap', '{"target":"kimi"}')).toEqual({ target: 'kimi', event: null });
+    for (const data of ['', 'not json', 'null', '[]', '{"type":"attempt"}', '{"target":7}']) expect(parseStreamEvent('attempt', data)).toBeNull();
+  });
+});
+
+describe('parseTargetStatus', () => {
+  it('reads the body of a daemon of this version back exactly (the type is the wire format)', () => {
+    for (const body of [compiling(), crashed(), readyWithCanary(), unhealthy(), firstSeenLoading()]) {
+      expect(parseTargetStatus(JSON.parse(JSON.stringify(body)), 'x')).toEqual(body);
+    }
+  });
+
+  it('reads an older daemon: budgets marked learned, risks without atRisk, no identity or unhealthy', () => {
+    const body = compiling();
+    body['stallBudgets'] = { compiling: { seconds: 120, learned: true } };
+    body['risks'] = [{ kind: 'engine_ready_timeout', message: 'raise it' }];
+    for (const k of ['identity', 'unhealthy', 'lastProgress', 'lastProgressAt', 'fingerprint', 'unit', 'process', 'lines', 'benign', 'sources']) Reflect.deleteProperty(body, k);
+    const t = parseTargetStatus(body, 'x');
+    expect(t.stallBudgets.compiling).toEqual({ seconds: 120, source: 'learned' });
+    expect(t.stallBudgets.starting).toEqual({ seconds: 0, source: 'default' });
+    expect(t.risks[0]?.atRisk).toBe(true);
+    expect(t.identity).toBeNull();
+    expect(t.unhealthy).toBeNull();
+    expect(t.lines).toEqual({ phase: 0, progress: 0, benign: 0, info: 0, warning: 0, error: 0 });
+    expect(renderTarget(t, plain)[1]).toBe('  phase     compiling for 2m13s (stall budget 2m00s, learned) · load running 9m41s  STALLED SLOW');
+    expect(renderTarget({ ...t, phase: 'starting' }, plain)[1]).not.toContain('stall budget');
+  });
+
+  it('never throws, and what it gives always renders (any JSON at all)', () => {
+    fc.assert(fc.property(fc.jsonValue(), fc.jsonValue(), (a, b) => {
+      const body = typeof a === 'object' && a !== null && !Array.isArray(a) ? { ...compiling(), ...a } : a;
+      const t = parseTargetStatus(body, 'kimi');
+      renderTarget(t, plain);
+      changeLines(undefined, t, now);
+      changeLines(parseTargetStatus(b, 'kimi'), t, now);
+      for (const type of ['attempt', 'unhealthy', 'canary', 'progress']) {
+        const e = parseStreamEvent(type, JSON.stringify(typeof b === 'object' && b !== null && !Array.isArray(b) ? { ...b, target: 'kimi' } : { target: 'kimi' }));
+        if (e?.event) eventLines(e.event, now);
+      }
+    }), { numRuns: 300 });
+  });
+
+
   it('reads anything without throwing, defaulting what is missing', () => {
     for (const body of [null, 42, 'x', [], {}, { phase: 7, gpus: [null, { index: 'a' }], phases: [{}], canary: { last: { results: [null] } }, risks: 'no' }]) {
-      const v = parseTargetView(body, 'kimi');
+      const v = parseTargetStatus(body, 'kimi');
       expect(v.name).toBe('kimi');
       expect(v.phase).toBe('down');
       expect(v.gpus).toEqual([]);

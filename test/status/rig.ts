@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { validateConfigText } from '../../src/config/load.js';
@@ -33,12 +33,12 @@ export const load = {
   },
 };
 
-/** A daemon following one target's journal file, with the simulated server and (optionally) 8 fake H200s. */
+/** A daemon following one target's journal file (or plain log file), with the simulated server and (optionally) 8 fake H200s. */
 export interface StatusRig {
   readonly daemon: Daemon;
   readonly sim: SimServer;
-  /** Appends journal entries, stamped `at` (default: now, or just after the last entry). */
-  append(messages: readonly string[], at?: number): void;
+  /** Appends journal entries, stamped `at` (default: now, or just after the last entry), of the unit's `invocation` (default the first). */
+  append(messages: readonly string[], at?: number, invocation?: string): void;
   /** The target's status JSON. */
   target(): Promise<Record<string, unknown>>;
   /** Stops the daemon (once; the simulated server stays). */
@@ -53,7 +53,16 @@ export interface RigOptions {
   /** Journal time of the banner lines; default now. */
   readonly startedAt?: number;
   readonly name?: string;
+  /**
+   * `file`: a plain log file the daemon follows from its end, lines stamped on arrival (the
+   * banner written before the daemon started is not read: the load is first seen mid-way);
+   * default `journal`.
+   */
+  readonly logs?: 'journal' | 'file';
 }
+
+/** The systemd invocation id of the unit's first run in the rig's journal. */
+export const firstInvocation = 'a1b2c3d4e5f60718293a4b5c6d7e8f90';
 
 const fakeNvidiaSmi = join(import.meta.dirname, '..', 'fakes', 'nvidia-smi');
 
@@ -63,10 +72,15 @@ export async function statusRig(options: RigOptions = {}): Promise<StatusRig> {
   const name = options.name ?? 'kimi';
   const sim = await startSimServer({ mode: 'loading' });
   let t = (options.startedAt ?? Date.now()) - 1;
-  const append = (messages: readonly string[], at?: number): void => {
+  const logFile = join(dir, 'vllm.log');
+  const append = (messages: readonly string[], at?: number, invocation = firstInvocation): void => {
+    if (options.logs === 'file') {
+      appendFileSync(logFile, messages.map((m) => `${m}\n`).join(''));
+      return;
+    }
     const entries: JournalEntry[] = messages.map((message) => {
       t = Math.max(t + 1, at ?? Date.now());
-      return { message, at: t, unit: 'vllm.service', invocation: 'a1b2c3d4e5f60718293a4b5c6d7e8f90' };
+      return { message, at: t, unit: 'vllm.service', invocation };
     });
     buildJournal(entries, dir);
   };
@@ -94,7 +108,7 @@ targets:
   ${name}:
     engine: vllm
     url: ${sim.url}
-    logs: { journal: { unit: vllm.service, file: ${join(dir, 'capture.journal')} } }
+    logs: ${options.logs === 'file' ? `{ file: { path: ${logFile} } }` : `{ journal: { unit: vllm.service, file: ${join(dir, 'capture.journal')} } }`}
     smoke: { probes: [capital, tool_call], timeout: 5s }
 `, 'status-test.yaml');
   if (checked.config === undefined) throw new Error(`bad test config: ${JSON.stringify(checked.problems)}`);
