@@ -95,18 +95,22 @@ export class HealthRule {
     return this.judge(now);
   }
 
+  private detail(now: number): string {
+    return this.answered
+      ? `health check ${this.lastFailure} ${this.failures} times in a row after ready`
+      : `health check ${this.lastFailure}: the server printed its ready line ${seconds(now - this.readySince)} ago and has not answered`;
+  }
+
   private judge(now: number): HealthVerdict {
     const since = this.failingSince ?? now;
     if (this.state === null) {
       const lost = this.answered ? this.failures >= this.options.unhealthyAfter : now - this.readySince >= this.options.listenGraceMs;
       if (!lost) return none;
-      const detail = this.answered
-        ? `health check ${this.lastFailure} ${this.failures} times in a row after ready`
-        : `health check ${this.lastFailure}: the server printed its ready line ${seconds(now - this.readySince)} ago and has not answered`;
+      const detail = this.detail(now);
       this.state = { since, failures: this.failures, detail };
       return { kind: 'unhealthy', since, failures: this.failures, detail };
     }
-    this.state = { ...this.state, failures: this.failures };
+    this.state = { ...this.state, failures: this.failures, detail: this.detail(now) };
     if (now - since >= this.options.lostAfterMs) {
       return { kind: 'lost', detail: `health check ${this.lastFailure} for ${seconds(now - since)} after ready (${this.failures} checks)` };
     }

@@ -9,6 +9,7 @@ import { LineClassifier } from '../classify/classifier.js';
 import { identityComplete, identityFromArgv, identityFromLine, mergeIdentity, type LoadIdentity } from '../classify/identity.js';
 import { PhaseMachine, type LiveSignal, type MachineEvent } from '../classify/machine.js';
 import type { CompiledProfile } from '../classify/profile.js';
+import { remediation } from '../classify/reasons.js';
 import type { TargetConfig } from '../config/schema.js';
 import { baselineOf, isLoadingPhase, type Baseline } from '../estimate/baseline.js';
 import { stallBudgets, type StallBudget } from '../estimate/budgets.js';
@@ -670,6 +671,7 @@ export class TargetJudge {
     const lost = this.healthRule.unhealthy;
     const id = s.identity;
     return {
+      now: new Date(now).toISOString(),
       name: this.name,
       engine: this.profile.name,
       url: this.config.url,
@@ -700,7 +702,7 @@ export class TargetJudge {
       unit: this.unit,
       process: this.proc === null ? null : { ...this.proc, at: iso(this.proc.at), cpuPerSecond: this.activity.cpuPerSecond },
       crash: s.crash === null ? null : { ...s.crash, at: iso(s.crash.at), context: this.crashContext.map((l) => l.line) },
-      foretold: s.foretold.map((f) => ({ ...f, at: iso(f.at) })),
+      foretold: s.foretold.map((f) => ({ ...f, at: iso(f.at), hint: remediation[f.reason] })),
       phases: s.phases.map((p) => ({ phase: p.phase, line: p.line, at: iso(p.at) })),
       lines: this.machine.lineCounts(),
       benign: this.machine.benignByRule(),

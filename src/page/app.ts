@@ -8,6 +8,7 @@
 import type { TargetEvent } from '../state/events.js';
 import type { TargetStatus } from '../state/target-status.js';
 import { eventText } from '../status/describe.js';
+import { daemonSkewMs } from '../status/daemon-clock.js';
 import { clock } from '../status/format.js';
 import { eventTypes, parseStreamEvent } from '../status/parse-event.js';
 import { parseTargetStatus } from '../status/parse-status.js';
@@ -93,12 +94,8 @@ async function fetchTarget(name: string, p: Pacing): Promise<void> {
   p.last = Date.now();
   try {
     const t = parseTargetStatus(await getJson(`/api/v1/targets/${encodeURIComponent(name)}`), name);
-    const started = t.startedAt === null ? Number.NaN : Date.parse(t.startedAt);
-    // The daemon's clock, seen through the elapsed time it gives for a start it also gives.
-    if (t.elapsedSeconds !== null && !Number.isNaN(started)) {
-      const skew = started + t.elapsedSeconds * 1000 - Date.now();
-      skews.set(name, Math.abs(skew) > skewSlackMs ? skew : 0);
-    }
+    const skew = daemonSkewMs(t, Date.now());
+    if (skew !== null) skews.set(name, Math.abs(skew) > skewSlackMs ? skew : 0);
     states.set(name, t);
     draw(name);
   } catch {

@@ -180,6 +180,8 @@ export interface ForetoldStatus {
   readonly reason: CrashReason;
   readonly line: string;
   readonly at: string | null;
+  /** What to do about it. */
+  readonly hint: string;
 }
 
 /** A phase entered in the current attempt. */
@@ -199,6 +201,8 @@ export interface SourceStatus {
 
 /** The whole state of one target. */
 export interface TargetStatus {
+  /** The daemon's time when this state was read (the clock every other time is on). */
+  readonly now: string;
   readonly name: string;
   readonly engine: string;
   readonly url: string;

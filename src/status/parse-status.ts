@@ -230,6 +230,8 @@ export function parseTargetStatus(body: unknown, fallbackName: string): TargetSt
   const ready = obj(o['ready']);
   const canary = obj(o['canary']);
   return {
+    // An older daemon sends no clock of its own: empty, and readers fall back (see daemon-clock.ts).
+    now: str(o['now']) ?? '',
     name: str(o['name']) ?? fallbackName,
     engine: str(o['engine']) ?? '',
     url: str(o['url']) ?? '',
@@ -259,7 +261,7 @@ export function parseTargetStatus(body: unknown, fallbackName: string): TargetSt
     crash: crash(o['crash']),
     foretold: list(o['foretold']).flatMap((f) => {
       const x = obj(f);
-      return x === null ? [] : [{ reason: reasonOf(x['reason']), line: str(x['line']) ?? '', at: str(x['at']) }];
+      return x === null ? [] : [{ reason: reasonOf(x['reason']), line: str(x['line']) ?? '', at: str(x['at']), hint: str(x['hint']) ?? '' }];
     }),
     phases: list(o['phases']).flatMap((p) => phaseEntry(p) ?? []),
     lines: lineCounts(o['lines']),

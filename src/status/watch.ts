@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { TargetEvent } from '../state/events.js';
 import type { TargetStatus } from '../state/target-status.js';
 import type { StatusApi } from './api.js';
+import { daemonSkewMs } from './daemon-clock.js';
 import { readEvents, type StreamEvent } from './events-client.js';
 import { parseStreamEvent } from './parse-event.js';
 
@@ -82,12 +83,8 @@ export class StatusWatch {
     fetchedStates.forEach((v, i) => {
       const name = this.names[i];
       if (v === undefined || name === undefined) return;
-      // The daemon's clock, seen through the elapsed time it gives for a start it also gives.
-      const started = v.startedAt === null ? Number.NaN : Date.parse(v.startedAt);
-      if (skew === 0 && v.elapsedSeconds !== null && !Number.isNaN(started)) {
-        const s = started + v.elapsedSeconds * 1000 - fetched;
-        if (Math.abs(s) > skewSlackMs) skew = s;
-      }
+      const s = skew === 0 ? daemonSkewMs(v, fetched) : null;
+      if (s !== null && Math.abs(s) > skewSlackMs) skew = s;
       this.update(name, v);
     });
     this.since = began + skew;

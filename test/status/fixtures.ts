@@ -32,6 +32,7 @@ const phases = {
 /** A TP=8 vLLM load in its compile, stalled and slow, with an ETA from 4 past loads and one timeout risk. */
 export function compiling(): Record<string, unknown> {
   return {
+    now: iso(0),
     name: 'kimi-k2.5',
     engine: 'vllm',
     url: 'http://10.0.0.7:8000',
