@@ -1,6 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { ModelwatchError } from '../errors.js';
 import { LineSplitter, maxRecordBytes, truncateLine } from '../sources/lines.js';
+import { redactLine } from '../redact.js';
 
 /** One line read from a captured log, with its journal time when the capture has one. */
 export interface InputLine {
@@ -83,14 +84,14 @@ export async function* readCapture(file: string, onFormat?: (f: InputFormat) => 
     if (format === 'text') {
       if (header && line.startsWith('# ')) return;
       header = false;
-      out.texts.push(truncateLine(line));
+      out.texts.push(truncateLine(redactLine(line)));
       return;
     }
     if (line.trim() === '') return;
     try {
       const ats = (out.ats ??= []);
       for (const l of parseJournalEntry(line)) {
-        out.texts.push(truncateLine(l.text));
+        out.texts.push(truncateLine(redactLine(l.text)));
         ats.push(l.at);
       }
     } catch (err) {

@@ -4,6 +4,7 @@
  * restarted with backoff whenever it exits. Note that such commands usually replay their history
  * when restarted: the phase machine sees the attempt again from its start.
  */
+import { redactLine } from '../redact.js';
 import { follow, type ExecExit } from './exec.js';
 import { backoffMs, sleep, type Emit, type Source } from './source.js';
 
@@ -33,7 +34,7 @@ function exitText(argv0: string, exit: ExecExit): string {
 }
 
 /**
- * Creates the command source. `run` emits a `log` observation per stdout line (`at` undefined:
+ * Creates the command source. `run` emits a `log` observation per stdout line, secrets redacted (`at` undefined:
  * the classifier reads the line's own time), a `source` observation up when the command reads and
  * down (with why) each time it exits, and restarts it with backoff until the signal aborts.
  */
@@ -63,7 +64,7 @@ export function createCommandSource(options: CommandSourceOptions): Source {
         signal,
         onLine: (line) => {
           if (!up) setUp(true);
-          emit({ kind: 'log', target, at: undefined, line });
+          emit({ kind: 'log', target, at: undefined, line: redactLine(line) });
         },
       });
       running = false;
