@@ -208,10 +208,10 @@ export async function startDaemon(config: Config, options: DaemonOptions = {}): 
     const cfg = t.config;
     const logs = cfg.logs;
     if (logs.kind === 'journal') {
-      sources.push(createJournalSource({ target: name, unit: logs.unit, file: logs.file, directory: logs.directory, journalctl: options.journalctl }));
+      sources.push(createJournalSource({ target: name, unit: logs.unit, file: logs.file, directory: logs.directory, journalctl: options.journalctl, systemctl: options.systemctl }));
       // A unit read from a captured journal file has no live systemd behind it.
       if (logs.file === undefined && logs.directory === undefined) {
-        sources.push(createUnitSource({ target: name, unit: logs.unit, systemctl: options.systemctl, intervalMs: paced(t) }));
+        sources.push(createUnitSource({ target: name, unit: logs.unit, systemctl: options.systemctl, intervalMs: paced(t), environment: t.profile.deadlines.map((d) => d.env) }));
       }
     } else if (logs.kind === 'file') {
       sources.push(createLogfileSource({ target: name, path: logs.path, pollMs: logPollMs }));
