@@ -24,6 +24,7 @@ import { createHealthSource } from './sources/health.js';
 import { createHostSource } from './sources/host.js';
 import { createJournalSource } from './sources/journal.js';
 import { createLogfileSource } from './sources/logfile.js';
+import { locatorOf } from './sources/discover.js';
 import { createProcessSource } from './sources/process.js';
 import type { Observation, Source, SourceName } from './sources/source.js';
 import { createUnitSource } from './sources/unit.js';
@@ -227,7 +228,7 @@ export async function startDaemon(config: Config, options: DaemonOptions = {}): 
         intervalMs: () => t.healthIntervalMs(config.defaults.health.intervalLoading, config.defaults.health.intervalReady),
       }),
     );
-    sources.push(createProcessSource({ target: name, pid: () => t.mainPid, intervalMs: paced(t) }));
+    sources.push(createProcessSource({ target: name, pid: () => t.mainPid, locate: locatorOf(cfg.process), tree: cfg.process.tree, intervalMs: paced(t), environment: t.profile.deadlines.map((d) => d.env) }));
   }
   if (config.gpu.enabled) sources.push(createGpuSource({ nvidiaSmi: config.gpu.nvidiaSmi, intervalMs: config.gpu.interval }));
   // Host figures only feed metrics: one sample per typical scrape interval.
