@@ -9,7 +9,8 @@ import { redactLine } from '../redact.js';
 
 /**
  * What modelwatch uses besides the engine profiles' deadline variables: buffering of Python's
- * output, the GPUs the server sees, and where the Hugging Face cache (checkpoints) lives.
+ * output, the GPUs the server sees, and where the Hugging Face cache (checkpoints) lives (HOME:
+ * the default cache is under the server's home).
  */
 export const usedVariables: readonly string[] = [
   'PYTHONUNBUFFERED',
@@ -19,6 +20,7 @@ export const usedVariables: readonly string[] = [
   'HF_HUB_CACHE',
   'HUGGINGFACE_HUB_CACHE',
   'HF_HUB_OFFLINE',
+  'HOME',
 ];
 
 /** The set of variables kept: {@link usedVariables} and `extra` (the deadline variables of the engine profiles). */
