@@ -61,7 +61,7 @@ describe('generated vLLM TP=8 load logs', () => {
     // The engine core's six broadcast waits during the load each carry the bar drawn so far; the
     // rest of the bar arrives when it closes, without the worker prefix (written once, at the start).
     expect(shardLines).toHaveLength(7);
-    expect(shardLines[0]!.line).toMatch(/^\(Worker_TP0 pid=415\) \rLoading safetensors checkpoint shards:   0% Completed \| 0\/64 \[00:00<\?, \?it\/s\]\r/);
+    expect(shardLines[0]!.line).toMatch(/^\(Worker_TP0 pid=415\) \rLoading safetensors checkpoint shards: {3}0% Completed \| 0\/64 \[00:00<\?, \?it\/s\]\r/);
     for (const l of shardLines.slice(0, 6)) expect(l.line).toMatch(/it\]\(EngineCore pid=281\) INFO \d\d-\d\d \d\d:\d\d:\d\d \[shm_broadcast\.py:698\] No available shared memory broadcast block found in 60 seconds/);
     const last = shardLines[6]!.line;
     expect(last.startsWith('\rLoading safetensors checkpoint shards:')).toBe(true);
