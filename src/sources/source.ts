@@ -3,6 +3,10 @@
  * phases; the daemon feeds observations to each target's phase machine.
  */
 
+import type { GpuDevice } from './nvidia-smi.js';
+
+export type { GpuDevice, MigDevice } from './nvidia-smi.js';
+
 /** The sources modelwatch has (`modelwatch_source_up{source}`). */
 export const sourceNames = ['journal', 'logfile', 'command', 'health', 'gpu', 'unit', 'process', 'host'] as const;
 
@@ -84,6 +88,11 @@ export type Observation =
   | { readonly kind: 'health'; readonly target: string; readonly at: number; readonly status: number; readonly durationMs: number; readonly error?: string | undefined }
   /** One nvidia-smi sample of every GPU of the host. */
   | { readonly kind: 'gpu'; readonly at: number; readonly gpus: readonly GpuSample[] }
+  /**
+   * The host's GPUs with their MIG instances (`nvidia-smi -L`), when the GPU source starts: what
+   * maps a target's `MIG-...` UUIDs to the GPU whose samples and processes they are part of.
+   */
+  | { readonly kind: 'gpu_devices'; readonly at: number; readonly devices: readonly GpuDevice[] }
   /** GPU memory per process on the host. */
   | { readonly kind: 'gpu_processes'; readonly at: number; readonly processes: readonly GpuProcess[] }
   /** A systemd unit's state. */
