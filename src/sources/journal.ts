@@ -17,8 +17,12 @@
  *    own lines, or PID 1's lines about this invocation: "Started", "Main process exited", "Failed
  *    with result"). journalctl exits at the end of what the journal holds, and the source emits a
  *    `caught_up` observation: from here on lines are live.
- * 4. **Follow**: one long-lived `journalctl -u UNIT -f --cursor=LAST`, which also sees the
- *    unit's later invocations (a new invocation id is a restart of the unit).
+ * 4. **Follow**: one long-lived `journalctl -u UNIT -f --cursor=NEWEST`, which also sees the
+ *    unit's later invocations (a new invocation id is a restart of the unit). It starts with the
+ *    backlog's reader, and what it reads waits until the backlog is read (then the entries the
+ *    backlog already had are dropped): an entry written meanwhile and vacuumed with its file
+ *    before a later follower could start is not lost. After a restart of journalctl it resumes at
+ *    the last cursor read.
  *
  * It tracks the `__CURSOR` of every entry it reads, so when journalctl dies it resumes at that
  * cursor and no entry is lost or read twice, even when journald rotated and vacuumed the journal
@@ -159,8 +163,6 @@ export function createJournalSource(options: JournalSourceOptions): JournalSourc
   if (options.directory !== undefined) where.push(`--directory=${options.directory}`, '-m');
 
   let lastCursor = options.afterCursor;
-  // The cursor journalctl was started at: its entry comes first again and is skipped.
-  let resumeAt: string | undefined;
   let invalidLines = 0;
   let entries = 0;
   let bytesRead = 0;
@@ -217,28 +219,32 @@ export function createJournalSource(options: JournalSourceOptions): JournalSourc
   /** The arguments that select the backlog (printed without -f), or undefined when there is none to read. */
   function backlogArgs(): string[] | undefined {
     if (lastCursor !== undefined) return ['-u', unit, `--cursor=${lastCursor}`];
+    // journalctl's matches need the unit's full name (`-u` adds .service itself).
+    const full = /\.(?:service|scope|socket|mount|slice|timer|target|path|swap|device|automount)$/.test(unit) ? unit : `${unit}.service`;
     if (!backlog) return undefined;
     if (scope === 'any') return ['-u', unit];
     if (current !== undefined) {
       // journalctl's matches: terms on different fields are ANDed, `+` starts an alternative.
-      return [`_SYSTEMD_INVOCATION_ID=${current}`, '+', '_PID=1', `UNIT=${unit}`, `INVOCATION_ID=${current}`];
+      return [`_SYSTEMD_UNIT=${full}`, `_SYSTEMD_INVOCATION_ID=${current}`, '+', '_PID=1', `UNIT=${full}`, `INVOCATION_ID=${current}`];
     }
     // Entries without invocation ids (not written by systemd's journald): the unit's whole journal.
     return newestCursor === undefined ? undefined : ['-u', unit];
   }
 
-  function handle(line: string, emit: Emit): void {
-    if (line === '') return;
+  /** One journalctl output line as an entry and its cursor; undefined (counted) when it is not JSON. */
+  function read(line: string): { entry: Fields; cursor: string | undefined } | undefined {
+    if (line === '') return undefined;
     bytesRead += line.length + 1;
     const entry = parse(line);
     if (entry === undefined) {
       invalidLines++;
-      return;
+      return undefined;
     }
-    const cursor = text(entry['__CURSOR']);
-    const resumed = resumeAt;
-    resumeAt = undefined;
-    if (resumed !== undefined && cursor === resumed) return;
+    return { entry, cursor: text(entry['__CURSOR']) };
+  }
+
+  /** Emits one entry's lines (unless it belongs to an invocation that was replaced). */
+  function take(entry: Fields, cursor: string | undefined, emit: Emit): void {
     entries++;
     if (cursor !== undefined) lastCursor = cursor;
     const at = realtimeMs(entry);
@@ -258,6 +264,35 @@ export function createJournalSource(options: JournalSourceOptions): JournalSourc
     for (const l of lines) emit({ kind: 'log', target, at, line: truncateLine(redactLine(l)), cursor, invocation });
   }
 
+  /**
+   * The `onLine` of one journalctl child started with `--cursor=skip`: that cursor's entry comes
+   * first again (it was read already, or is older than the start) and is dropped.
+   */
+  function reader(skip: string | undefined, onEntry: (entry: Fields, cursor: string | undefined) => void): (line: string) => void {
+    let first = skip !== undefined;
+    return (line) => {
+      const r = read(line);
+      if (r === undefined) return;
+      const wasFirst = first;
+      first = false;
+      if (wasFirst && r.cursor === skip) return;
+      onEntry(r.entry, r.cursor);
+    };
+  }
+
+  function followArgv(from: string | undefined): string[] {
+    // `-f` implies `-n 10`, and with a cursor that cuts the catch-up to ten entries (seen with
+    // systemd 252): say `-n all`. `--after-cursor` skips one entry blindly, which loses the first
+    // new entry when the cursor's own entry is gone (its file rotated and vacuumed, seen with
+    // systemd 252); `--cursor` starts at the cursor's entry, or at the first one after its place
+    // when it is gone, and the reader drops that entry when it is the one already read.
+    const start = from !== undefined ? ['-n', 'all', `--cursor=${from}`] : ['-n', 'all'];
+    return [journalctl, ...where, '-u', unit, '-o', 'json', '-a', '-f', '--no-pager', ...start];
+  }
+
+  /** Most entries a follower keeps while the backlog is read (beyond them it is restarted after the backlog). */
+  const maxBuffered = 100_000;
+
   async function runSource(emit: Emit, signal: AbortSignal): Promise<void> {
     let attempt = 0;
     let up: boolean | undefined;
@@ -271,8 +306,8 @@ export function createJournalSource(options: JournalSourceOptions): JournalSourc
       lastError = error;
       emit({ kind: 'source', source: 'journal', target, at: Date.now(), up: value, ...(error !== undefined ? { error } : {}) });
     };
-    const onLine = (line: string): void => {
-      handle(line, emit);
+    const onEntry = (entry: Fields, cursor: string | undefined): void => {
+      take(entry, cursor, emit);
       // The first entry of a unit that had none: it exists and logs now.
       if (up !== true && unitProblem !== undefined && entries > 0) {
         unitProblem = undefined;
@@ -300,39 +335,64 @@ export function createJournalSource(options: JournalSourceOptions): JournalSourc
         located = true;
       }
 
-      // The backlog: read to the end of what the journal holds, then journalctl exits.
-      const args = backlogArgs();
-      if (args !== undefined) {
-        resumeAt = lastCursor;
-        const exit = await follow({ argv: [journalctl, ...where, '-o', 'json', '-a', '--no-pager', ...args] }, { signal, maxLineBytes: maxRecordBytes, onLine });
-        if (stopped()) break;
-        resumeAt = undefined;
-        if (exit.error !== undefined || exit.signal !== null || exit.code !== 0) {
-          await fail(exitText(exit));
-          continue;
-        }
-      }
-      if (!caughtUp) {
-        caughtUp = true;
-        emit({ kind: 'caught_up', source: 'journal', target, at: Date.now(), invocation: current, entries });
-      }
-      if (unitProblem !== undefined && entries === 0) setUp(false, unitProblem);
-      else setUp(true);
-
-      // Following: from the last entry read, else from the unit's newest entry (skipped: it is
-      // older than the start), else from the start of a unit that had no entry at all.
+      // The follower starts now, from the last entry read, else from the unit's newest entry (older
+      // than the start: dropped), else from the start of a unit that had no entry; it sees the
+      // unit's later invocations too. While the backlog is read by a journalctl without -f, its
+      // entries wait here: journald may rotate and vacuum a file between the two, and an entry is
+      // then only read if a follower was already there.
+      const backlogArgv = caughtUp ? undefined : backlogArgs();
       const from = lastCursor ?? newestCursor;
-      resumeAt = from;
-      // `-f` implies `-n 10`, and with a cursor that cuts the catch-up to ten entries (seen with
-      // systemd 252): say `-n all`. `--after-cursor` skips one entry blindly, which loses the
-      // first new entry when the cursor's own entry is gone (its file rotated and vacuumed, seen
-      // with systemd 252); `--cursor` starts at the cursor's entry, or at the first one after its
-      // place when it is gone, and `handle` skips that entry when it is the one already read.
-      const start = from !== undefined ? ['-n', 'all', `--cursor=${from}`] : ['-n', 'all'];
-      const argv = [journalctl, ...where, '-u', unit, '-o', 'json', '-a', '-f', '--no-pager', ...start];
+      const halt = new AbortController();
+      const onAbort = (): void => { halt.abort(); };
+      signal.addEventListener('abort', onAbort, { once: true });
+      let buffered: { entry: Fields; cursor: string | undefined }[] | undefined = backlogArgv === undefined ? undefined : [];
+      // An object, not a variable: it is set in the follower's callback.
+      const overflow = { seen: false };
       const startedAt = Date.now();
-      const exit = await follow({ argv }, { signal, maxLineBytes: maxRecordBytes, onLine });
+      const follower = follow({ argv: followArgv(from) }, {
+        signal: halt.signal,
+        maxLineBytes: maxRecordBytes,
+        onLine: reader(from, (entry, cursor) => {
+          if (buffered === undefined) onEntry(entry, cursor);
+          else if (buffered.length < maxBuffered) buffered.push({ entry, cursor });
+          else overflow.seen = true;
+        }),
+      });
+
+      let backlogFailed: string | undefined;
+      if (backlogArgv !== undefined) {
+        const exit = await follow({ argv: [journalctl, ...where, '-o', 'json', '-a', '--no-pager', ...backlogArgv] }, {
+          signal,
+          maxLineBytes: maxRecordBytes,
+          onLine: reader(lastCursor, onEntry),
+        });
+        if (exit.error !== undefined || exit.signal !== null || exit.code !== 0) backlogFailed = exitText(exit);
+      }
+      if (!stopped() && backlogFailed === undefined) {
+        // The follower's entries up to the backlog's last one were read by the backlog already.
+        const pending = buffered ?? [];
+        buffered = undefined;
+        const last = pending.findIndex((b) => b.cursor !== undefined && b.cursor === lastCursor);
+        for (const b of pending.slice(last + 1)) onEntry(b.entry, b.cursor);
+        if (!caughtUp) {
+          caughtUp = true;
+          emit({ kind: 'caught_up', source: 'journal', target, at: Date.now(), invocation: current, entries });
+        }
+        if (unitProblem !== undefined && entries === 0) setUp(false, unitProblem);
+        else setUp(true);
+        // Too much arrived while the backlog was read to keep it all: follow again from what was read.
+        if (overflow.seen) halt.abort();
+      } else {
+        halt.abort();
+      }
+      const exit = await follower;
+      signal.removeEventListener('abort', onAbort);
       if (stopped()) break;
+      if (backlogFailed !== undefined) {
+        await fail(backlogFailed);
+        continue;
+      }
+      if (overflow.seen) continue;
       if (Date.now() - startedAt >= stableAfterMs) attempt = 0;
       await fail(exitText(exit));
     }
