@@ -24,6 +24,7 @@ import { createHealthSource } from './sources/health.js';
 import { createHostSource } from './sources/host.js';
 import { createJournalSource } from './sources/journal.js';
 import { createLogfileSource } from './sources/logfile.js';
+import { locatorOf } from './sources/discover.js';
 import { createProcessSource } from './sources/process.js';
 import type { Observation, Source, SourceName } from './sources/source.js';
 import { createUnitSource } from './sources/unit.js';
@@ -132,6 +133,11 @@ export async function startDaemon(config: Config, options: DaemonOptions = {}): 
       uptimeSeconds: Math.round((Date.now() - startedAt) / 1000),
       targets: names.length,
       sources: Object.fromEntries(sourceState),
+      // What a person should fix on the watched servers themselves (a block-buffered stdout).
+      warnings: [...targets.values()].flatMap((t) => {
+        const w = t.bufferingWarning;
+        return w === null ? [] : [{ target: t.name, message: w }];
+      }),
     }),
   };
   const tls = readTls(config.listen.tls);
@@ -208,10 +214,10 @@ export async function startDaemon(config: Config, options: DaemonOptions = {}): 
     const cfg = t.config;
     const logs = cfg.logs;
     if (logs.kind === 'journal') {
-      sources.push(createJournalSource({ target: name, unit: logs.unit, file: logs.file, directory: logs.directory, journalctl: options.journalctl }));
+      sources.push(createJournalSource({ target: name, unit: logs.unit, file: logs.file, directory: logs.directory, journalctl: options.journalctl, systemctl: options.systemctl }));
       // A unit read from a captured journal file has no live systemd behind it.
       if (logs.file === undefined && logs.directory === undefined) {
-        sources.push(createUnitSource({ target: name, unit: logs.unit, systemctl: options.systemctl, intervalMs: paced(t) }));
+        sources.push(createUnitSource({ target: name, unit: logs.unit, systemctl: options.systemctl, intervalMs: paced(t), environment: t.profile.deadlines.map((d) => d.env) }));
       }
     } else if (logs.kind === 'file') {
       sources.push(createLogfileSource({ target: name, path: logs.path, pollMs: logPollMs }));
@@ -227,7 +233,7 @@ export async function startDaemon(config: Config, options: DaemonOptions = {}): 
         intervalMs: () => t.healthIntervalMs(config.defaults.health.intervalLoading, config.defaults.health.intervalReady),
       }),
     );
-    sources.push(createProcessSource({ target: name, pid: () => t.mainPid, intervalMs: paced(t) }));
+    sources.push(createProcessSource({ target: name, pid: () => t.mainPid, locate: locatorOf(cfg.process), tree: cfg.process.tree, intervalMs: paced(t), environment: t.profile.deadlines.map((d) => d.env) }));
   }
   if (config.gpu.enabled) sources.push(createGpuSource({ nvidiaSmi: config.gpu.nvidiaSmi, intervalMs: config.gpu.interval }));
   // Host figures only feed metrics: one sample per typical scrape interval.

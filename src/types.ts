@@ -58,6 +58,9 @@ export const crashReasons = [
   'auth_denied',
   'engine_ready_timeout',
   'killed',
+  'oom_killed',
+  'start_timeout',
+  'watchdog',
   'gpu_fault',
   'config_error',
   'unresponsive',
@@ -66,6 +69,12 @@ export const crashReasons = [
 
 /** Why a load attempt crashed. */
 export type CrashReason = (typeof crashReasons)[number];
+
+/** What the progress within a loading phase rests on (`modelwatch_load_progress_basis{basis}`). */
+export const progressBases = ['counter', 'bytes_read', 'gpu_memory', 'time', 'none'] as const;
+
+/** One progress basis: the engine's counters, bytes read against the checkpoint size, GPU memory against past loads, time against past durations, or nothing. */
+export type ProgressBasis = (typeof progressBases)[number];
 
 /** Tells whether a value is one of the given names (narrowing helper for the const lists above). */
 export function isOneOf<T extends string>(list: readonly T[], value: string): value is T {

@@ -185,6 +185,11 @@ export class AttemptLedger {
     return this.open({ invocation, pid: e.pid ?? null, at: again ? at : (e.startedAt ?? at), startSeen: false, openedBy: 'health', fresh: again });
   }
 
+  /** The attempt in progress was stopped as planned: late lines of its invocation judge nothing. */
+  stopped(): void {
+    this.retire(this.current?.invocation ?? null);
+  }
+
   private open(o: {
     invocation: string | null;
     pid: number | null;

@@ -125,6 +125,7 @@ export class PhaseMachine {
   private clock: number | null = null;
   private attempt = 0;
   private readonly ledger = new AttemptLedger();
+  private ownTime: number | undefined;
   private phase: Phase = 'down';
   /** Whether `phase` is a loading phase (kept with it: the hot path asks on every line). */
   private loading = false;
@@ -186,6 +187,11 @@ export class PhaseMachine {
     return this.lastProgressAt;
   }
 
+  /** The time the last line's own header gave (ms), if it had one. */
+  get lineOwnTime(): number | undefined {
+    return this.ownTime;
+  }
+
   /** The current attempt's crash, if it crashed. */
   get crashInfo(): CrashInfo | null {
     return this.crash;
@@ -211,6 +217,7 @@ export class PhaseMachine {
   observeLine(raw: string, at?: number, invocation?: string): readonly MachineEvent[] {
     const year = this.year ?? new Date(at ?? Date.now()).getUTCFullYear();
     const verdict = this.classifier.classify(raw, year);
+    this.ownTime = verdict.line.at;
     const when = at ?? verdict.line.at;
     if (when !== undefined && this.year === undefined) this.year = new Date(when).getUTCFullYear();
     const events = this.events;
@@ -277,7 +284,10 @@ export class PhaseMachine {
         break;
       case 'stopped':
         // A planned stop ends the attempt; it is no crash, and the server is down until it starts again.
-        if (this.loading || this.phase === 'ready') this.enter('down', s.detail, at, events);
+        if (this.loading || this.phase === 'ready') {
+          this.ledger.stopped();
+          this.enter('down', s.detail, at, events);
+        }
         break;
       case 'activity':
         if (this.loading) this.progress(at, events);

@@ -22,6 +22,12 @@ export const remediation: Readonly<Record<CrashReason, string>> = {
     'The engine took longer than its own start-up deadline: raise VLLM_ENGINE_READY_TIMEOUT_S (and any orchestrator probe budget) above the real load time.',
   killed:
     'The process was killed by a signal (often the kernel OOM killer): check dmesg and host memory, and the unit or container memory limits.',
+  oom_killed:
+    'The kernel OOM killer ended the server (host or cgroup memory ran out, not GPU memory): check dmesg, the unit or container memory limit (MemoryMax=, --memory) and host RAM for the weights being read.',
+  start_timeout:
+    "systemd stopped the unit because it did not finish starting within TimeoutStartSec= (Type=notify or forking): raise TimeoutStartSec= above the real load time, or set it to infinity.",
+  watchdog:
+    'systemd killed the unit because it stopped pinging its watchdog within WatchdogSec=: the server hung, or WatchdogSec= is shorter than a silent step of the load.',
   gpu_fault:
     'The GPU faulted (Xid, GPU lost, illegal memory access): check dmesg for Xid codes and nvidia-smi; the GPU may need a reset or replacement.',
   config_error:

@@ -269,6 +269,7 @@ function relationChecks(config: Config): Problem[] {
     if (first === undefined) seen.set(key, name);
     else problems.push({ path, message: `${what} as target "${first}"` });
   };
+  problems.push(...gpuOverlaps(config));
   for (const [name, target] of Object.entries(config.targets)) {
     const url = new URL(target.url);
     const host = loopback(url.hostname) ? 'loopback' : url.hostname;
@@ -288,6 +289,45 @@ function relationChecks(config: Config): Problem[] {
         path: ['listen', 'port'],
         message: `${listen.port} is also the port of target "${name}" (${target.url}): modelwatch and the server cannot both listen on it`,
       });
+    }
+  }
+  return problems;
+}
+
+/**
+ * Targets on this host that would count each other's GPU memory: two targets whose `gpus` name
+ * the same GPU (`all` names every one) must both opt in with `gpusShared: true`. A target is on
+ * this host when its URL is a loopback or wildcard address or it follows a unit of the live
+ * journal; one behind a remote URL (a gateway) holds none of this host's GPUs. Only checked when
+ * modelwatch samples GPUs; an index and a UUID of the same GPU are told apart only at run time.
+ */
+function gpuOverlaps(config: Config): Problem[] {
+  if (!config.gpu.enabled) return [];
+  const problems: Problem[] = [];
+  const local = (t: Config['targets'][string]): boolean => {
+    const host = new URL(t.url).hostname;
+    return loopback(host) || wildcard(host) || (t.logs.kind === 'journal' && t.logs.file === undefined && t.logs.directory === undefined);
+  };
+  const entries = Object.entries(config.targets).filter(([, t]) => local(t));
+  const describe = (g: unknown): string => (typeof g === 'number' ? `GPU ${g}` : `GPU ${String(g)}`);
+  // One problem per target: the first earlier target it collides with.
+  for (const [i, [b, tb]] of entries.entries()) {
+    for (const [a, ta] of entries.slice(0, i)) {
+      if (ta.gpusShared && tb.gpusShared) continue;
+      const ga = ta.gpus;
+      const gb = tb.gpus;
+      let shared: string | undefined;
+      if (ga === 'all' || gb === 'all') shared = ga === 'all' && gb === 'all' ? 'every GPU (both use gpus: all, the default)' : `${describe((ga === 'all' ? gb : ga)[0])} ("all" is every GPU)`;
+      else {
+        const common = ga.find((g) => gb.some((h) => String(h) === String(g)));
+        if (common !== undefined) shared = describe(common);
+      }
+      if (shared === undefined) continue;
+      problems.push({
+        path: ['targets', b, 'gpus'],
+        message: `targets "${a}" and "${b}" share ${shared}: each would count the other's GPU memory as its own; list each target's own gpus, or set gpusShared: true on both (their GPU memory is then what their own processes hold)`,
+      });
+      break;
     }
   }
   return problems;

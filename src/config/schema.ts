@@ -116,6 +116,37 @@ const gpusSchema = z
   .default('all')
   .describe('GPUs the server uses (indexes as nvidia-smi numbers them, or UUIDs); "all" by default');
 
+const processFields = ['pidFile', 'port', 'container', 'cgroup'] as const;
+const processOnlyOne = atMostOne(processFields, 'the main process is found one way');
+const processSchema = z
+  .strictObject({
+    pidFile: absolutePath.optional().describe("the server's PID file (its first line is the main PID); needs the file readable"),
+    port: z
+      .number()
+      .int()
+      .min(1)
+      .max(65535)
+      .optional()
+      .describe('the TCP port the server listens on; its holder is found from /proc/net/tcp and /proc/PID/fd (vLLM and SGLang listen only once ready)'),
+    container: z
+      .string()
+      .regex(/^[0-9a-f]{12,64}$/, { error: 'a container id is 12 to 64 lower-case hex digits (docker ps --no-trunc, crictl ps)' })
+      .optional()
+      .describe("the server's container id (Docker's 12-character form or the full id): its processes are the container's cgroup"),
+    cgroup: z
+      .string()
+      .regex(/^\/[A-Za-z0-9_.@:/\\-]*$/, { error: 'a cgroup path starts with "/", like "/system.slice/docker-0123456789ab.scope"' })
+      .optional()
+      .describe('the cgroup (v2) that holds the server, like /kubepods.slice/.../cri-containerd-ID.scope'),
+    tree: z
+      .enum(['auto', 'cgroup', 'children'])
+      .default('auto')
+      .describe("which processes count: auto is the main process's cgroup when it holds the server alone (a .service, a container), else its descendants"),
+  })
+  .refine(processOnlyOne.check, processOnlyOne.params)
+  .prefault({})
+  .describe("how the server's main process is found when not through its systemd unit; processes are read from /proc and the cgroup file system");
+
 const cronFields = [
   { name: 'second', min: 0, max: 59 },
   { name: 'minute', min: 0, max: 59 },
@@ -441,6 +472,11 @@ const targetSchema = z
       .describe("health check path; by default the engine profile's"),
     logs: logsSchema,
     gpus: gpusSchema,
+    gpusShared: z
+      .boolean()
+      .default(false)
+      .describe("the target's GPUs may also be another target's (both must say so); its GPU memory is then only what its own processes hold"),
+    process: processSchema,
     stallBudgets: stallOverrides,
     fingerprint: fingerprintSchema,
     deadlines: deadlinesSchema,

@@ -50,6 +50,7 @@ export class MetricsExporter {
           etaSeconds: c.loading ? (c.estimate?.etaSeconds ?? null) : null,
           slow: c.loading && (c.estimate?.slow ?? false),
         });
+        m.setProgressBasis(t, c.loading && c.estimate !== null ? c.estimate.basis : null);
         for (const r of c.risks) m.setRisk(t, r.kind, r.atRisk);
         break;
       case 'target_gpu':

@@ -112,6 +112,11 @@ export class TargetRuntime {
     this.dispatch(this.judge.canaryEnded(run));
   }
 
+  /** The warning about the server's block-buffered output, if its lines arrive in bursts. */
+  get bufferingWarning(): string | null {
+    return this.judge.bufferingWarning;
+  }
+
   /** The readiness gate. */
   readiness(): ReadinessStatus {
     return this.judge.readiness();

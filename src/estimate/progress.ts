@@ -1,12 +1,15 @@
 /**
  * Progress and ETA of the current load attempt. Within a phase, progress comes from the engine's
- * own counters (shards, graphs), else from GPU memory growing toward what past loads held at the
- * end of that phase, else from the time spent against the phase's past duration; phases are
- * weighted by their past durations. Without history the ETA is absent rather than invented, and
- * progress rests on counters alone. Pure.
+ * own counters (shards, graphs), from the bytes the server has read from storage against the
+ * checkpoint's size on disk (weight loading), or from GPU memory growing toward what past loads
+ * held at the end of that phase, whichever is furthest (under journald a tqdm bar arrives only when
+ * it ends, and a checkpoint already in the page cache is read without disk I/O); else from the time
+ * spent against the phase's past duration. Phases are weighted by their past durations. Without
+ * history the ETA is absent rather than invented, and progress rests on counters and bytes read.
+ * Pure.
  */
 import type { CounterReading } from '../classify/classifier.js';
-import { loadingPhases, type LoadingPhase, type Phase } from '../types.js';
+import { loadingPhases, type LoadingPhase, type Phase, type ProgressBasis } from '../types.js';
 import type { Baseline } from './baseline.js';
 import { isLoadingPhase } from './baseline.js';
 
@@ -21,10 +24,17 @@ export interface LoadNow {
   /** GPU memory of the target's GPUs now and when the current phase started (summed bytes); null when unknown. */
   readonly gpuBytes: number | null;
   readonly gpuBytesAtPhaseStart: number | null;
+  /**
+   * Bytes the server's process tree has read from storage now and when the current phase started
+   * (the process observation's `io.readBytes`); absent or null when unknown.
+   */
+  readonly readBytes?: number | null | undefined;
+  readonly readBytesAtPhaseStart?: number | null | undefined;
+  /** The checkpoint's size on disk (`checkpointOf`); absent or null when unknown. */
+  readonly checkpointBytes?: number | null | undefined;
 }
 
-/** Where a within-phase figure came from. */
-export type ProgressBasis = 'counter' | 'gpu_memory' | 'time' | 'none';
+export { progressBases, type ProgressBasis } from '../types.js';
 
 /** Progress and ETA of the current attempt. */
 export interface Estimate {
@@ -68,6 +78,27 @@ function counterRatio(now: LoadNow): number | null {
   return best === null ? null : cap(best);
 }
 
+/** Weight loading: bytes read since the phase started against the checkpoint's size. */
+function bytesRatio(now: LoadNow): number | null {
+  if (now.phase !== 'loading_weights') return null;
+  const { readBytes, readBytesAtPhaseStart, checkpointBytes } = now;
+  if (readBytes == null || readBytesAtPhaseStart == null || checkpointBytes == null || checkpointBytes < minGrowthBytes) return null;
+  const read = readBytes - readBytesAtPhaseStart;
+  return read <= 0 ? null : cap(read / checkpointBytes);
+}
+
+/** The furthest of the measures the phase has, and which one it is. */
+function measuredRatio(now: LoadNow, baseline: Baseline | null, phase: LoadingPhase): { ratio: number; basis: ProgressBasis } | null {
+  let best: { ratio: number; basis: ProgressBasis } | null = null;
+  const candidates: [number | null, ProgressBasis][] = [
+    [counterRatio(now), 'counter'],
+    [bytesRatio(now), 'bytes_read'],
+    [memoryRatio(now, baseline, phase), 'gpu_memory'],
+  ];
+  for (const [ratio, basis] of candidates) if (ratio !== null && (best === null || ratio > best.ratio)) best = { ratio, basis };
+  return best;
+}
+
 function memoryRatio(now: LoadNow, baseline: Baseline | null, phase: LoadingPhase): number | null {
   const end = baseline?.phases[phase]?.gpuBytesAtEnd ?? null;
   if (end === null || now.gpuBytes === null || now.gpuBytesAtPhaseStart === null) return null;
@@ -93,8 +124,9 @@ export function estimateLoad(now: LoadNow, baseline: Baseline | null, options: E
   const inPhaseMs = Math.max(0, now.now - now.phaseSince);
   const slow = slowAfterMs !== null && elapsedMs > slowAfterMs;
 
-  const measured = counterRatio(now) ?? memoryRatio(now, baseline, phase);
-  const basis: ProgressBasis = counterRatio(now) !== null ? 'counter' : measured !== null ? 'gpu_memory' : 'time';
+  const best = measuredRatio(now, baseline, phase);
+  const measured = best?.ratio ?? null;
+  const basis: ProgressBasis = best?.basis ?? 'time';
   const expectedMs = (p: LoadingPhase): number => baseline?.phases[p]?.medianMs ?? 0;
   const historyTotal = loadingPhases.reduce((sum, p) => sum + expectedMs(p), 0);
 

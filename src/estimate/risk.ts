@@ -12,8 +12,12 @@ export interface Deadline {
   /** The `kind` label of `modelwatch_config_risk`. */
   readonly kind: string;
   readonly limitMs: number;
-  /** `config` (modelwatch's configuration), `env` (the unit's environment) or `default` (the engine's default). */
-  readonly source: 'config' | 'env' | 'default';
+  /**
+   * `config` (modelwatch's configuration), `process` (the engine process's own environment,
+   * `/proc/PID/environ`: an `export` in a launch script, `docker run -e`, the unit's settings
+   * alike), `env` (the unit's `Environment=` or `EnvironmentFile=`) or `default` (the engine's default).
+   */
+  readonly source: 'config' | 'process' | 'env' | 'default';
   /** How the deadline is named to a person: the variable, or the configuration key. */
   readonly label: string;
 }
@@ -44,22 +48,44 @@ const closeShare = 0.9;
 /** A load this far into a deadline (as a share of it) is at risk now. */
 const elapsedShare = 0.8;
 
+/** Where else a deadline variable may be set than the unit's environment. */
+export interface DeadlineSources {
+  /** The engine process's environment (the process source's `environment`), when it could be read. */
+  readonly process?: Readonly<Record<string, string>> | undefined;
+  /** Which unit setting each variable of the unit's environment came from (the unit state's `environmentFrom`). */
+  readonly unitFrom?: Readonly<Record<string, 'environment' | 'environment_file'>> | undefined;
+}
+
+function seconds(raw: string | undefined): number | undefined {
+  const n = raw === undefined ? Number.NaN : Number(raw.trim());
+  return Number.isFinite(n) && n > 0 ? n : undefined;
+}
+
 /**
- * The deadlines of a target: the engine profile's, with their values from the unit's environment
- * (or their defaults), then the configured ones, which replace an engine deadline of the same kind.
+ * The deadlines of a target: the engine profile's, with their values from the engine process's
+ * environment where it could be read (what the engine really runs with), else from the unit's
+ * environment, else their defaults; then the configured ones, which replace an engine deadline of
+ * the same kind. Each label says where its figure came from.
  */
 export function deadlinesOf(
   profile: readonly DeadlineSpec[],
   environment: Readonly<Record<string, string>>,
   configured: Readonly<Record<string, number>>,
+  sources: DeadlineSources = {},
 ): Deadline[] {
   const out: Deadline[] = [];
   for (const d of profile) {
     if (configured[d.kind] !== undefined) continue;
-    const raw = environment[d.env];
-    const seconds = raw === undefined ? Number.NaN : Number(raw.trim());
-    if (Number.isFinite(seconds) && seconds > 0) out.push({ kind: d.kind, limitMs: seconds * 1000, source: 'env', label: `${d.env}=${raw?.trim() ?? ''}` });
-    else out.push({ kind: d.kind, limitMs: d.defaultSeconds * 1000, source: 'default', label: `${d.env} (default ${d.defaultSeconds} s)` });
+    const fromProcess = seconds(sources.process?.[d.env]);
+    const fromUnit = seconds(environment[d.env]);
+    if (fromProcess !== undefined) {
+      out.push({ kind: d.kind, limitMs: fromProcess * 1000, source: 'process', label: `${d.env}=${sources.process?.[d.env]?.trim() ?? ''} (in the engine process's environment)` });
+    } else if (fromUnit !== undefined) {
+      const where = sources.unitFrom?.[d.env] === 'environment_file' ? "the unit's EnvironmentFile=" : sources.unitFrom?.[d.env] === 'environment' ? "the unit's Environment=" : undefined;
+      out.push({ kind: d.kind, limitMs: fromUnit * 1000, source: 'env', label: `${d.env}=${environment[d.env]?.trim() ?? ''}${where === undefined ? '' : ` (in ${where})`}` });
+    } else {
+      out.push({ kind: d.kind, limitMs: d.defaultSeconds * 1000, source: 'default', label: `${d.env} (default ${d.defaultSeconds} s)` });
+    }
   }
   for (const [kind, ms] of Object.entries(configured)) out.push({ kind, limitMs: ms, source: 'config', label: `deadlines.${kind}` });
   return out;

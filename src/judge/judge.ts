@@ -16,12 +16,15 @@ import { stallBudgets, type StallBudget } from '../estimate/budgets.js';
 import { estimateLoad, type Estimate } from '../estimate/progress.js';
 import { deadlinesOf, risksOf, type Risk } from '../estimate/risk.js';
 import { fingerprintOf, type Fingerprint, type LoadRecord } from '../history/records.js';
-import type { GpuProcess, GpuSample, Observation, SourceName, UnitState } from '../sources/source.js';
+import type { GpuDevice, GpuProcess, GpuSample, Observation, SourceName, UnitState } from '../sources/source.js';
 import type { ReadinessStatus, TargetStatus } from '../state/target-status.js';
 import { loadingPhases, type CrashReason, type LoadingPhase, type Phase } from '../types.js';
 import { ActivityTracker } from './activity.js';
 import type { CanaryRun, GpuUse, TargetChange } from './changes.js';
+import { BufferingDetector } from './buffering.js';
+import { progressGpuBytes, processSeries, resolveGpus, targetGpuMemory, type ResolvedGpus } from './gpu-attribution.js';
 import { HealthRule } from './health-rule.js';
+import { unitExit } from './unit-exit.js';
 import { learnable } from './learnable.js';
 
 /** Options of a judge beyond the target's configuration. */
@@ -68,7 +71,17 @@ export class TargetJudge {
   private unit: UnitState | null = null;
   private proc: { pid: number | null; alive: boolean; cpuSeconds: number; rssBytes: number; at: number; pids: readonly number[] } | null = null;
   private readonly gpus = new Map<number, GpuSample>();
+  private gpuDevices: readonly GpuDevice[] = [];
+  private gpuProcesses: readonly GpuProcess[] = [];
+  private resolved: ResolvedGpus = { indexes: [], byProcess: [], unknown: [] };
   private readonly gpuByTarget = new Map<string, number>();
+  /** The engine process's environment (deadline variables), read once per main process. */
+  private processEnv: { pid: number; env: Readonly<Record<string, string>> } | null = null;
+  private readBytes: number | null = null;
+  private readBytesAtPhaseStart: number | null = null;
+  private checkpointBytes: number | null = null;
+  private buffering = new BufferingDetector();
+  private bufferingNote: string | null = null;
   private readonly sources = new Map<SourceName, { up: boolean; error: string | undefined; at: number }>();
   private readonly recent: KeptLine[] = [];
   private crashContext: KeptLine[] = [];
@@ -150,6 +163,11 @@ export class TargetJudge {
     return this.gate;
   }
 
+  /** The warning about a block-buffered stdout, once its bursts were seen in this attempt. */
+  get bufferingWarning(): string | null {
+    return this.bufferingNote;
+  }
+
   /** Whether a ready server fails its health checks now. */
   get unhealthy(): boolean {
     return this.healthRule.unhealthy !== null;
@@ -182,9 +200,15 @@ export class TargetJudge {
       case 'gpu_processes':
         this.onGpuProcesses(o.processes);
         break;
+      case 'gpu_devices':
+        this.gpuDevices = o.devices;
+        this.resolveGpus();
+        break;
       case 'source':
         this.sources.set(o.source, { up: o.up, error: o.error, at: o.at });
-        if (o.caughtUp === true) this.settle(now);
+        break;
+      case 'caught_up':
+        this.settle(now);
         break;
       case 'host':
         break;
@@ -273,6 +297,8 @@ export class TargetJudge {
     const before = this.machine.progressAt;
     this.handle(this.machine.observeLine(o.line, at, o.invocation));
     if (this.machine.progressAt !== before) this.lastProgress = 'a log line';
+    // Lines a journal or log driver stamped on receipt tell a block-buffered stdout by bursts.
+    if (o.at !== undefined && o.backlog !== true && this.buffering.observe(o.at, this.machine.lineOwnTime, o.cursor, o.line.length)) this.onBuffered(o.at);
     this.learnIdentity(o.line, version);
     this.followIdentity();
   }
@@ -327,10 +353,9 @@ export class TargetJudge {
     if (!this.settled) this.pending.unit = true;
     else this.unitSignal(state, prev !== null, running, at);
     const exit = unitExit(prev, state);
-    if (exit !== null) {
-      if (exit.kind === 'stopped') this.signal({ type: 'stopped', detail: exit.detail }, at);
-      else this.signal({ type: 'exited', detail: exit.detail, reason: exit.reason }, at);
-    }
+    // A planned stop (under way or done) is never a crash; a failed run is, unless the logs name a better cause.
+    if (exit.kind === 'stopping' || exit.kind === 'stopped') this.signal({ type: 'stopped', detail: exit.detail }, at);
+    else if (exit.kind === 'crashed') this.signal({ type: 'exited', detail: exit.detail, reason: exit.reason }, at);
   }
 
   private unitSignal(state: UnitState, live: boolean, running: boolean, at: number): void {
@@ -347,7 +372,13 @@ export class TargetJudge {
       this.refreshFingerprint();
     }
     if (o.alive) this.out.push({ type: 'cpu', seconds: o.cpuSeconds });
-    const moved = this.activity.tree(o);
+    if (o.environment !== undefined && o.pid !== null) this.processEnv = { pid: o.pid, env: o.environment };
+    if (o.checkpointBytes !== undefined) this.checkpointBytes = o.checkpointBytes;
+    if (o.io !== undefined) {
+      this.readBytes = o.io.readBytes;
+      this.readBytesAtPhaseStart ??= o.io.readBytes;
+    }
+    const moved = this.activity.tree({ ...o, readBytes: o.io?.readBytes, writeBytes: o.io?.writeBytes });
     if (moved !== null) this.activitySignal(moved, o.at);
     // Targets without systemd learn of their server's start and exit from its process.
     if (this.unit === null && o.pid !== null && o.alive) {
@@ -359,6 +390,14 @@ export class TargetJudge {
     }
   }
 
+  /** The output turned out block-buffered: say so, with what to do, once per attempt. */
+  private onBuffered(at: number): void {
+    const warning = this.buffering.verdict.warning;
+    if (warning === null || warning === this.bufferingNote) return;
+    this.bufferingNote = warning;
+    this.out.push({ type: 'buffering', attempt: this.attempt, at, buffered: true, message: warning });
+  }
+
   private activitySignal(detail: string, at: number): void {
     const before = this.machine.progressAt;
     this.signal({ type: 'activity', detail }, at);
@@ -366,16 +405,25 @@ export class TargetJudge {
   }
 
   private ownsGpu(g: GpuSample): boolean {
-    const sel = this.config.gpus as unknown;
-    if (!Array.isArray(sel)) return true;
-    return (sel as unknown[]).some((x) => x === g.index || x === String(g.index) || x === g.uuid);
+    return this.resolved.indexes.includes(g.index);
+  }
+
+  /** The target's GPUs (indexes, `GPU-`/`MIG-` UUIDs, all) against the host's GPUs and MIG instances. */
+  private resolveGpus(): void {
+    const gpus = this.config.gpus as unknown;
+    const selection = Array.isArray(gpus) ? (gpus as (number | string)[]) : 'all';
+    this.resolved = resolveGpus({ target: this.name, gpus: selection, shared: this.config.gpusShared }, [...this.gpus.values()], this.gpuDevices);
   }
 
   private onGpu(gpus: readonly GpuSample[], at: number): void {
     const moved: string[] = [];
+    const known = this.gpus.size;
+    for (const g of gpus) this.gpus.set(g.index, g);
+    if (this.gpus.size !== known || this.resolved.indexes.length === 0) this.resolveGpus();
     for (const g of gpus) {
       if (!this.ownsGpu(g)) continue;
-      this.gpus.set(g.index, g);
+      // A GPU it shares is measured by its own processes' memory (compute apps), not the GPU's.
+      if (this.resolved.byProcess.includes(g.index)) continue;
       if (g.memoryUsedBytes === null) {
         this.activity.forgetGpu(g.index);
         continue;
@@ -389,26 +437,25 @@ export class TargetJudge {
   }
 
   private onGpuProcesses(processes: readonly GpuProcess[]): void {
+    this.gpuProcesses = processes;
+    const before = new Set([...this.gpuByTarget.keys()].map(Number));
+    const series = processSeries(this.resolved, [...this.gpus.values()], processes, this.pids(), before);
+    for (const [gpu, bytes] of series.set) {
+      this.gpuByTarget.set(String(gpu), bytes);
+      this.out.push({ type: 'target_gpu', gpu: String(gpu), bytes });
+    }
+    // The target's processes left a GPU: its series must not keep the last value.
+    for (const gpu of series.left) {
+      this.gpuByTarget.delete(String(gpu));
+      this.out.push({ type: 'target_gpu', gpu: String(gpu), bytes: null });
+    }
+  }
+
+  private pids(): Set<number> {
     const mine = new Set(this.proc?.pids ?? []);
     const pid = this.mainPid;
     if (pid !== null) mine.add(pid);
-    const byGpu = new Map<string, number>();
-    for (const p of processes) {
-      if (!mine.has(p.pid) || p.usedBytes === null) continue;
-      const gpu = [...this.gpus.values()].find((g) => g.uuid === p.gpuUuid);
-      const key = gpu === undefined ? p.gpuUuid : String(gpu.index);
-      byGpu.set(key, (byGpu.get(key) ?? 0) + p.usedBytes);
-    }
-    for (const [gpu, bytes] of byGpu) {
-      this.gpuByTarget.set(gpu, bytes);
-      this.out.push({ type: 'target_gpu', gpu, bytes });
-    }
-    // The target's processes left a GPU: its series must not keep the last value.
-    for (const gpu of [...this.gpuByTarget.keys()]) {
-      if (byGpu.has(gpu)) continue;
-      this.gpuByTarget.delete(gpu);
-      this.out.push({ type: 'target_gpu', gpu, bytes: null });
-    }
+    return mine;
   }
 
   /** The backlog has been read: the signals held back meanwhile count now, newest state first. */
@@ -459,6 +506,8 @@ export class TargetJudge {
           this.out.push({ type: 'stopped', attempt: prev.attempt, at: e.at ?? this.machine.now ?? 0, phase: prev.phase, detail: `replaced by a new attempt: ${e.line ?? ''}`, version: s.version });
         }
         this.identityKnown = e.identity;
+        this.buffering = new BufferingDetector();
+        this.bufferingNote = null;
         this.identityLogs = {};
         this.fingerprint = this.computeFingerprint();
         this.activity.reset();
@@ -478,6 +527,7 @@ export class TargetJudge {
             ? { durationMs: e.at - this.phaseEnteredAt, longestSilenceMs: s.longestSilenceMs[e.from] ?? 0, gpuBytes: this.gpuTotal() }
             : null;
         this.gpuAtPhaseStart = this.gpuTotal();
+        this.readBytesAtPhaseStart = this.readBytes;
         this.phaseEnteredAt = e.at;
         this.healthRule.transition(e.to === 'ready', e.at ?? this.machine.now ?? 0, this.answering);
         const ended = e.to === 'ready' || e.to === 'crashed';
@@ -591,12 +641,11 @@ export class TargetJudge {
   }
 
   private gpuSamples(): GpuUse[] {
-    return [...this.gpus.values()].filter((g) => g.memoryUsedBytes !== null).map((g) => ({ gpu: g.index, usedBytes: g.memoryUsedBytes ?? 0 }));
+    return targetGpuMemory(this.resolved, [...this.gpus.values()], this.gpuProcesses, this.pids()).map((m) => ({ gpu: m.gpu, usedBytes: m.usedBytes }));
   }
 
   private gpuTotal(): number | null {
-    const samples = this.gpuSamples();
-    return samples.length === 0 ? null : samples.reduce((sum, g) => sum + g.usedBytes, 0);
+    return progressGpuBytes(targetGpuMemory(this.resolved, [...this.gpus.values()], this.gpuProcesses, this.pids()));
   }
 
   private recordGpus(now: number): void {
@@ -612,7 +661,18 @@ export class TargetJudge {
       s.startedAt === null || s.phaseSince === null
         ? null
         : estimateLoad(
-            { phase, startedAt: s.startedAt, phaseSince: s.phaseSince, now: Math.max(now, s.phaseSince), counters: s.counters, gpuBytes: this.gpuTotal(), gpuBytesAtPhaseStart: this.gpuAtPhaseStart },
+            {
+              phase,
+              startedAt: s.startedAt,
+              phaseSince: s.phaseSince,
+              now: Math.max(now, s.phaseSince),
+              counters: s.counters,
+              gpuBytes: this.gpuTotal(),
+              gpuBytesAtPhaseStart: this.gpuAtPhaseStart,
+              readBytes: this.readBytes,
+              readBytesAtPhaseStart: this.readBytesAtPhaseStart,
+              checkpointBytes: this.checkpointBytes,
+            },
             this.baseline,
             { slowMultiple: this.config.learning.slowMultiple },
           );
@@ -626,7 +686,8 @@ export class TargetJudge {
     } else {
       this.estimate = est;
     }
-    const deadlines = deadlinesOf(this.profile.deadlines, this.unit?.environment ?? {}, this.config.deadlines);
+    const env = this.processEnv !== null && this.processEnv.pid === this.mainPid ? this.processEnv.env : undefined;
+    const deadlines = deadlinesOf(this.profile.deadlines, this.unit?.environment ?? {}, this.config.deadlines, { process: env, unitFrom: this.unit?.environmentFrom });
     const elapsedMs = s.startedAt === null ? null : Math.max(0, now - s.startedAt);
     this.risks = risksOf(deadlines, this.baseline, { loading, elapsedMs, etaMs: est?.etaSeconds === null || est === null ? null : est.etaSeconds * 1000 }, this.recentCrashes);
     const e = this.estimate;
@@ -692,6 +753,7 @@ export class TargetJudge {
       lastProgressAt: iso(s.lastProgressAt),
       lastProgress: this.lastProgress,
       ready: this.gate,
+      buffering: this.bufferingNote,
       unhealthy: lost === null ? null : { since: iso(lost.since), failures: lost.failures, detail: lost.detail, lostAfterSeconds: Math.round(this.config.health.lostAfter / 1000) },
       canary: {
         running: this.canaryRunning !== null,
@@ -709,19 +771,4 @@ export class TargetJudge {
       sources: Object.fromEntries([...this.sources].map(([k, v]) => [k, { ...v, at: iso(v.at) }])),
     };
   }
-}
-
-/** How a unit's change of state ends an attempt, if it does. */
-function unitExit(prev: UnitState | null, state: UnitState): { kind: 'stopped'; detail: string } | { kind: 'crashed'; reason: CrashReason | undefined; detail: string } | null {
-  const detail = `unit ${state.activeState}/${state.subState}, main process status ${state.execMainStatus ?? '?'}`;
-  if (state.activeState === 'failed') {
-    // 137 = 128 + SIGKILL, the usual mark of the OOM killer.
-    const status = state.execMainStatus;
-    return { kind: 'crashed', reason: status === 9 || status === 137 ? 'killed' : undefined, detail };
-  }
-  if (prev?.activeState === 'active' && (state.activeState === 'inactive' || state.activeState === 'deactivating')) {
-    // Without systemd's Result, a clean exit of the main process reads as a stop.
-    return state.execMainStatus === 0 || state.execMainStatus === null ? { kind: 'stopped', detail } : { kind: 'crashed', reason: undefined, detail };
-  }
-  return null;
 }

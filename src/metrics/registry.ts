@@ -3,7 +3,7 @@
  * that imports prom-client; the daemon calls the semantic setters below and the server renders.
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { crashReasons, lineClasses, phaseCode, phases, type CrashReason, type LineClass, type Phase } from '../types.js';
+import { crashReasons, lineClasses, phaseCode, phases, progressBases, type CrashReason, type LineClass, type Phase, type ProgressBasis } from '../types.js';
 
 /** Buckets for load durations: 30 s to 2 h (1T-parameter loads take 13 to 36 minutes). */
 const loadBuckets = [30, 60, 120, 300, 600, 900, 1200, 1800, 2400, 3600, 5400, 7200];
@@ -20,6 +20,7 @@ export class Metrics {
   private readonly stalled = this.gauge('modelwatch_load_stalled', '1 while the current loading phase has shown no progress for longer than its stall budget.', ['target']);
   private readonly lastProgress = this.gauge('modelwatch_last_progress_timestamp_seconds', 'When the load last made progress (Unix time).', ['target']);
   private readonly progressRatio = this.gauge('modelwatch_load_progress_ratio', 'Progress of the current load attempt, 0 to 1 (phases weighted by their past durations); absent when not loading.', ['target']);
+  private readonly progressBasis = this.gauge('modelwatch_load_progress_basis', `What the progress of the current loading phase rests on (1 for the current basis: ${progressBases.join(', ')}); absent when not loading.`, ['target', 'basis']);
   private readonly eta = this.gauge('modelwatch_load_eta_seconds', 'Expected seconds until the current load attempt is ready; absent without past loads of the same fingerprint.', ['target']);
   private readonly slow = this.gauge('modelwatch_load_slow', '1 while the current load runs longer than the configured multiple of the 95th percentile of past loads of the same fingerprint.', ['target']);
   private readonly configRisk = this.gauge('modelwatch_config_risk', '1 when a deadline on the load (kind: engine_ready_timeout or a configured deadline) is shorter than the load is expected to take.', ['target', 'kind']);
@@ -119,6 +120,14 @@ export class Metrics {
     if (e.etaSeconds === null) this.eta.remove({ target });
     else this.eta.set({ target }, e.etaSeconds);
     this.slow.set({ target }, e.slow ? 1 : 0);
+  }
+
+  /** What the load progress of a target rests on; null when it is not loading (the series go). */
+  setProgressBasis(target: string, basis: ProgressBasis | null): void {
+    for (const b of progressBases) {
+      if (basis === null) this.progressBasis.remove({ target, basis: b });
+      else this.progressBasis.set({ target, basis: b }, b === basis ? 1 : 0);
+    }
   }
 
   /** Whether a deadline of a target is at risk of stopping its load. */

@@ -2,6 +2,7 @@ import { createReadStream } from 'node:fs';
 import { ModelwatchError } from '../errors.js';
 import { journalMessage } from '../sources/journal-message.js';
 import { LineSplitter, maxRecordBytes, truncateLine } from '../sources/lines.js';
+import { redactLine } from '../redact.js';
 
 // Still exported here: replay's callers read journal captures through this module.
 export { journalMessage };
@@ -74,14 +75,14 @@ export async function* readCapture(file: string, onFormat?: (f: InputFormat) => 
     if (format === 'text') {
       if (header && line.startsWith('# ')) return;
       header = false;
-      out.texts.push(truncateLine(line));
+      out.texts.push(truncateLine(redactLine(line)));
       return;
     }
     if (line.trim() === '') return;
     try {
       const ats = (out.ats ??= []);
       for (const l of parseJournalEntry(line)) {
-        out.texts.push(truncateLine(l.text));
+        out.texts.push(truncateLine(redactLine(l.text)));
         ats.push(l.at);
       }
     } catch (err) {

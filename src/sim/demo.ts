@@ -330,10 +330,19 @@ export async function runDemo(options: DemoOptions): Promise<number> {
     const activeSim = sim;
     writer = (async () => {
       let at = 0;
-      for (const l of load.lines) {
-        at += l.delaySeconds;
-        const wait = startedAt + (at * 1000) / speed - Date.now();
+      const until = async (seconds: number): Promise<void> => {
+        const wait = startedAt + (seconds * 1000) / speed - Date.now();
         if (wait > 0) await sleep(wait, undefined, { signal: stop.signal }).catch(() => undefined);
+      };
+      for (const l of load.lines) {
+        // A bar still being drawn writes nothing the log can show (no newline yet), but the GPUs fill.
+        for (const step of l.gpuSteps ?? []) {
+          await until(at + step.afterSeconds);
+          if (stop.signal.aborted) return;
+          writeGpu(step.gpu);
+        }
+        at += l.delaySeconds;
+        await until(at);
         if (stop.signal.aborted) return;
         if (l.gpu !== undefined) writeGpu(l.gpu);
         // vLLM answers /health only once its API server listens: open the port before saying so.

@@ -31,14 +31,27 @@ export interface SimGpuState {
   readonly utilizationPercent: number;
 }
 
-/** One line of a generated load log. */
+/** A change of the simulated GPUs between two lines. */
+export interface SimGpuStep {
+  /** Simulated seconds after the previous line (within this line's `delaySeconds`). */
+  readonly afterSeconds: number;
+  readonly gpu: SimGpuState;
+}
+
+/**
+ * One line of a generated load log, as a journal entry or a container log line holds it: split at
+ * newlines only. A tqdm bar's `\r` updates carry no newline, so a bar is one line that arrives when
+ * the bar ends, or a piece of it glued in front of a line another process writes meanwhile.
+ */
 export interface SimLogLine {
   /** Simulated seconds between the previous line (or the start of the load) and this one. */
   readonly delaySeconds: number;
-  /** The line as the server writes it, without the newline (may hold `\r` tqdm updates). */
+  /** The line as the log holds it, without the newline (may hold `\r` tqdm updates). */
   readonly line: string;
   /** The GPUs from this line on, when they change here. */
   readonly gpu?: SimGpuState;
+  /** GPU changes while the log is silent before this line (a bar still being drawn). */
+  readonly gpuSteps?: readonly SimGpuStep[];
   /** True on the line after which the API server listens (vLLM opens its port only then). */
   readonly listening?: boolean;
 }
@@ -113,6 +126,13 @@ function bar(fraction: number, width = 10): string {
   return text.padEnd(width, ' ');
 }
 
+/** One update of a tqdm bar: the simulated seconds before it, what it draws, and the GPUs from then on. */
+interface BarUpdate {
+  readonly wait: number;
+  readonly text: string;
+  readonly gpu?: SimGpuState;
+}
+
 /** Builds the lines of one load against a running clock of simulated seconds. */
 class LogBuilder {
   readonly lines: SimLogLine[] = [];
@@ -145,10 +165,54 @@ class LogBuilder {
   }
 
   /** Appends a raw line. */
-  raw(line: string, extra: Pick<SimLogLine, 'gpu' | 'listening'> = {}): this {
+  raw(line: string, extra: Pick<SimLogLine, 'gpu' | 'listening' | 'gpuSteps'> = {}): this {
     this.lines.push({ delaySeconds: this.pending, line, ...extra });
     this.elapsed += this.pending;
     this.pending = 0;
+    return this;
+  }
+
+  /**
+   * A tqdm bar of one process as the log holds it. tqdm draws each update as `\r` and the bar with
+   * no newline, and writes the newline when the bar closes (after drawing its last state once
+   * more): under journald, Docker or Kubernetes the updates reach the log as one line when the bar
+   * ends, or glued in front of a complete line another process writes to the same stream while the
+   * bar is drawn (`interject`: seconds after the bar's first update, and the line). The process's
+   * prefix (`(Worker_TP0 pid=415) `) is written once, before the bar, as vLLM writes it only at the
+   * start of a line of its own. The GPU states of the updates become `gpuSteps`.
+   */
+  bar(prefix: string, updates: readonly BarUpdate[], interject: readonly { at: number; line: () => string }[] = []): this {
+    let text = prefix;
+    let steps: SimGpuStep[] = [];
+    let t = 0;
+    let entryAt = 0;
+    // Time already passing before the bar belongs to its first entry.
+    let lead = this.pending;
+    let next = 0;
+    const write = (at: number, line: () => string, gpu?: SimGpuState): void => {
+      this.wait(at - entryAt);
+      const gpuSteps = steps;
+      steps = [];
+      this.raw(line(), { ...(gpu !== undefined ? { gpu } : {}), ...(gpuSteps.length > 0 ? { gpuSteps } : {}) });
+      entryAt = at;
+      lead = 0;
+    };
+    for (const u of updates) {
+      const at = t + u.wait;
+      for (let o = interject[next]; o !== undefined && o.at < at; o = interject[++next]) {
+        const drawn = text;
+        const other = o;
+        write(other.at, () => `${drawn}${other.line()}`);
+        text = '';
+      }
+      t = at;
+      text += u.text;
+      if (u.gpu !== undefined) steps.push({ afterSeconds: lead + t - entryAt, gpu: u.gpu });
+    }
+    // The bar closes: its last state drawn once more, then the newline; its last GPU state holds from here.
+    const lastGpu = steps.pop()?.gpu;
+    const drawn = `${text}${updates.at(-1)?.text ?? ''}`;
+    write(t, () => drawn, lastGpu);
     return this;
   }
 
@@ -210,7 +274,7 @@ function loadingWeights(b: LogBuilder, rnd: () => number): void {
   b.wait(1).log(w, 'INFO', 'weight_utils.py:922', 'Filesystem type for checkpoints: XFS. Checkpoint size: 509.44 GiB. Available RAM: 2015.55 GiB.');
   b.log(w, 'INFO', 'weight_utils.py:945', 'Auto-prefetch is disabled because the filesystem (XFS) is not a recognized network FS (NFS/Lustre). If you want to force prefetching, start vLLM with --safetensors-load-strategy=prefetch.');
   const label = 'Loading safetensors checkpoint shards';
-  b.raw(`(${w}) \r${label}:   0% Completed | 0/${shards} [00:00<?, ?it/s]`);
+  const updates: BarUpdate[] = [{ wait: 0, text: `\r${label}:   0% Completed | 0/${shards} [00:00<?, ?it/s]` }];
   let spent = 0;
   for (let i = 1; i <= shards; i++) {
     const step = 5.8 + rnd() * 1.4;
@@ -218,11 +282,16 @@ function loadingWeights(b: LogBuilder, rnd: () => number): void {
     const rate = spent / i;
     const percent = String(Math.floor((i * 100) / shards)).padStart(3, ' ');
     const used = contextMiB + Math.round((weightsMiB * i) / shards);
-    b.wait(step).raw(`(${w}) \r${label}: ${percent}% Completed | ${i}/${shards} [${clock(spent)}<${clock(rate * (shards - i))}, ${rate.toFixed(2).padStart(5, ' ')}s/it]`, {
+    updates.push({
+      wait: step,
+      text: `\r${label}: ${percent}% Completed | ${i}/${shards} [${clock(spent)}<${clock(rate * (shards - i))}, ${rate.toFixed(2).padStart(5, ' ')}s/it]`,
       gpu: { memoryUsedMiB: used, utilizationPercent: 2 + Math.round(rnd() * 4) },
     });
   }
-  b.raw(`(${w}) `);
+  // The engine core waits on the workers' load_model call and says so every 60 s: each of its
+  // lines takes with it what the shard bar drew so far.
+  const waits = Array.from({ length: Math.floor(spent / 60) }, (_, k) => ({ at: 58 + 60 * k, line: () => `(${core}) INFO ${b.stamp()} [shm_broadcast.py:698] ${shmWait}` }));
+  b.bar(`(${w}) `, updates, waits);
   b.wait(1).log(w, 'INFO', 'default_loader.py:397', `Loading weights took ${(spent + 1).toFixed(2)} seconds`);
   b.wait(2).log(w, 'INFO', 'gpu_model_runner.py:5101', `Model loading took ${(weightsMiB / 1024).toFixed(2)} GiB memory and ${(spent + 4.2).toFixed(6)} seconds`, {
     gpu: { memoryUsedMiB: contextMiB + weightsMiB, utilizationPercent: 0 },
@@ -255,25 +324,23 @@ function warmupStart(b: LogBuilder): void {
   for (const r of [0, 1, 3, 2, 4, 6, 5, 7]) b.log(worker(r), 'INFO', 'gpu_model_runner.py:6240', `Profiling CUDA graph memory: PIECEWISE=${graphSizes} (largest=512), FULL=${graphSizes} (largest=512)`);
 }
 
-/** One CUDA-graph capture bar, written in pieces of a few `\r` updates so its progress can be watched. */
+/** One CUDA-graph capture bar, as one line when it ends (GPU memory grows while it is drawn). */
 function captureBar(b: LogBuilder, what: string, rnd: () => number, baseMiB: number): void {
   const label = `Capturing CUDA graphs (${what})`;
-  const updates: string[] = [`\r${label}:   0%|${bar(0)}| 0/${graphSizes} [00:00<?, ?it/s]`];
+  const updates: BarUpdate[] = [{ wait: 0, text: `\r${label}:   0%|${bar(0)}| 0/${graphSizes} [00:00<?, ?it/s]` }];
   let spent = 0;
-  const perPiece = 5;
   for (let i = 1; i <= graphSizes; i++) {
     const step = 0.3 + rnd() * 0.14;
     spent += step;
     const rate = i / spent;
     const percent = String(Math.floor((i * 100) / graphSizes)).padStart(3, ' ');
-    updates.push(`\r${label}: ${percent}%|${bar(i / graphSizes)}| ${i}/${graphSizes} [${clock(spent)}<${clock((graphSizes - i) / rate)}, ${rate.toFixed(2).padStart(5, ' ')}it/s]`);
-    if (i % perPiece === 0 || i === graphSizes) {
-      const chunk = updates.splice(0).join('');
-      b.wait(perPiece * 0.37).raw(`(${worker(0)}) ${chunk}`, {
-        gpu: { memoryUsedMiB: baseMiB + Math.floor((graphsMiB / 2) * (i / graphSizes)), utilizationPercent: 90 + Math.round(rnd() * 9) },
-      });
-    }
+    updates.push({
+      wait: step,
+      text: `\r${label}: ${percent}%|${bar(i / graphSizes)}| ${i}/${graphSizes} [${clock(spent)}<${clock((graphSizes - i) / rate)}, ${rate.toFixed(2).padStart(5, ' ')}it/s]`,
+      gpu: { memoryUsedMiB: baseMiB + Math.floor((graphsMiB / 2) * (i / graphSizes)), utilizationPercent: 90 + Math.round(rnd() * 9) },
+    });
   }
+  b.bar(`(${worker(0)}) `, updates);
 }
 
 function warmupEnd(b: LogBuilder, rnd: () => number): void {

@@ -6,6 +6,7 @@
  * and what arrives before the first pause (the replayed history) is marked as backlog, never
  * stamped on arrival. The first pause after a start is reported as caught up.
  */
+import { redactLine } from '../redact.js';
 import { follow, type ExecExit } from './exec.js';
 import { splitRuntimeTimestamp, withRuntimeTimestamps } from './runtime-timestamps.js';
 import { backoffMs, sleep, type Emit, type Source } from './source.js';
@@ -28,6 +29,8 @@ export interface CommandSourceOptions {
   readonly stableAfterMs?: number | undefined;
   /** A pause this long after a start ends the replayed history (the backlog); default 300 ms. */
   readonly quietMs?: number | undefined;
+  /** A command silent this long after its start has no history to replay; default 3000 ms. */
+  readonly silentStartMs?: number | undefined;
 }
 
 function exitText(argv0: string, exit: ExecExit): string {
@@ -38,7 +41,7 @@ function exitText(argv0: string, exit: ExecExit): string {
 }
 
 /**
- * Creates the command source. `run` emits a `log` observation per stdout line (`at` undefined:
+ * Creates the command source. `run` emits a `log` observation per stdout line, secrets redacted (`at` undefined:
  * the classifier reads the line's own time), a `source` observation up when the command reads and
  * down (with why) each time it exits, and restarts it with backoff until the signal aborts.
  */
@@ -51,6 +54,7 @@ export function createCommandSource(options: CommandSourceOptions): Source {
   const argv0 = argv[0] ?? '';
   const command = withRuntimeTimestamps(argv);
   const quietMs = options.quietMs ?? 300;
+  const silentStartMs = options.silentStartMs ?? 3000;
 
   async function runSource(emit: Emit, signal: AbortSignal): Promise<void> {
     let attempt = 0;
@@ -67,21 +71,25 @@ export function createCommandSource(options: CommandSourceOptions): Source {
       let running = true;
       const upTimer = setTimeout(() => { if (running) setUp(true); }, upAfterMs);
       let backlog = true;
+      let replayed = 0;
       const caughtUp = (): void => {
         if (!backlog || !running) return;
         backlog = false;
-        emit({ kind: 'source', source: 'command', target, at: Date.now(), up: true, caughtUp: true });
+        emit({ kind: 'caught_up', source: 'command', target, at: Date.now(), invocation: undefined, entries: replayed });
       };
-      let quiet = setTimeout(caughtUp, quietMs);
+      // The replay begins when the command first prints; one that prints nothing for a while has none.
+      let quiet = setTimeout(caughtUp, Math.max(quietMs, silentStartMs));
       const exit = await follow({ argv: command.argv, env: options.env }, {
         signal,
         onLine: (raw) => {
           if (!up) setUp(true);
           const { at, line } = command.timestamped ? splitRuntimeTimestamp(raw) : { at: undefined, line: raw };
-          // A line written before this start is history replayed, whatever its arrival.
-          const old = backlog && (at === undefined || at < startedAt - 1000);
+          // A line written before this start is history replayed, whatever its arrival; without
+          // the runtime's time, what comes before the first pause is.
+          const old = at === undefined ? backlog : at < startedAt - 1000;
           if (backlog && !old) caughtUp();
-          emit({ kind: 'log', target, at, line, ...(old ? { backlog: true } : {}) });
+          if (old) replayed++;
+          emit({ kind: 'log', target, at, line: redactLine(line), ...(old ? { backlog: true } : {}) });
           if (backlog) {
             clearTimeout(quiet);
             quiet = setTimeout(caughtUp, quietMs);

@@ -14,7 +14,9 @@ import {
   describeNvidiaSmiFailure,
   GpuSampleGrouper,
   gpuLoopArgs,
+  listGpusArgs,
   parseComputeAppsCsv,
+  parseGpuList,
   parseGpuCsvLine,
   type GpuHostSample,
 } from './nvidia-smi.js';
@@ -67,6 +69,14 @@ export function createGpuSource(options: GpuSourceOptions): Source {
     let up: boolean | undefined;
     let blindError: string | undefined;
     while (!signal.aborted) {
+      // Which GPUs and MIG instances there are, once per start of the sampling child (a GPU that
+      // fell off the bus, or MIG reconfigured, shows at the next start).
+      const list = await run(spec(listGpusArgs()), { timeoutMs: Math.max(2_000, Math.min(hangTimeoutMs, 10_000)), signal });
+      if (stopped(signal)) return;
+      if (list.code === 0 && list.error === undefined && !list.timedOut) {
+        const devices = parseGpuList(list.stdout);
+        if (devices.length > 0) emit({ kind: 'gpu_devices', at: Date.now(), devices });
+      }
       const grouper = new GpuSampleGrouper({ gapMs: intervalMs / 2 });
       const messages: string[] = [];
       let flowed = false;

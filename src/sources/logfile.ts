@@ -7,6 +7,7 @@
 import { watch, type FSWatcher } from 'node:fs';
 import { open, stat, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { redactLine } from '../redact.js';
 import { LineSplitter } from './lines.js';
 import { sleep, type Emit, type Source } from './source.js';
 
@@ -37,8 +38,8 @@ function errorText(err: unknown): string {
 }
 
 /**
- * Creates the logfile source. `run` emits a `log` observation per complete line (`at` undefined:
- * the classifier reads the line's own time) and `source` observations when the file can be read
+ * Creates the logfile source. `run` emits a `log` observation per complete line, secrets redacted
+ * (`at` undefined: the classifier reads the line's own time) and `source` observations when the file can be read
  * or not; it never rejects.
  */
 export function createLogfileSource(options: LogfileSourceOptions): Source {
@@ -55,7 +56,7 @@ export function createLogfileSource(options: LogfileSourceOptions): Source {
       emit({ kind: 'source', source: 'logfile', target, at: Date.now(), up: value, ...(error !== undefined ? { error } : {}) });
     };
     // A line over maxLineBytes is truncated, not split: it is still one line.
-    const lines = new LineSplitter((line) => { emit({ kind: 'log', target, at: undefined, line }); });
+    const lines = new LineSplitter((line) => { emit({ kind: 'log', target, at: undefined, line: redactLine(line) }); });
 
     const drain = async (f: Open): Promise<void> => {
       const buf = Buffer.allocUnsafe(chunkBytes);

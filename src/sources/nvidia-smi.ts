@@ -358,3 +358,45 @@ export function describeNvidiaSmiFailure(binary: string, end: NvidiaSmiEnd, mess
   }
   return `nvidia-smi was killed by ${end.signal ?? 'a signal'}${own}`;
 }
+
+/** Arguments that list the GPUs and their MIG instances. */
+export function listGpusArgs(): string[] {
+  return ['-L'];
+}
+
+/** A MIG instance of a GPU, as `nvidia-smi -L` lists it. */
+export interface MigDevice {
+  /** The MIG device number within its GPU (`Device  0`). */
+  readonly device: number;
+  /** The profile: `1g.10gb`, `3g.40gb`, `1c.3g.40gb`. */
+  readonly profile: string;
+  /** `MIG-...` (drivers R470 and later; `MIG-GPU-<uuid>/<gi>/<ci>` before). */
+  readonly uuid: string;
+}
+
+/** A GPU of the host with its MIG instances. */
+export interface GpuDevice {
+  readonly index: number;
+  readonly name: string;
+  readonly uuid: string;
+  readonly mig: readonly MigDevice[];
+}
+
+/**
+ * Parses `nvidia-smi -L`: `GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-...)`, each followed by its MIG
+ * instances, indented: `  MIG 1g.10gb     Device  0: (UUID: MIG-...)`. Other lines are skipped.
+ */
+export function parseGpuList(text: string): GpuDevice[] {
+  const out: { index: number; name: string; uuid: string; mig: MigDevice[] }[] = [];
+  for (const line of text.split('\n')) {
+    const gpu = /^GPU (\d+): (.+?) \(UUID: (GPU-[0-9A-Fa-f-]+)\)\s*$/.exec(line);
+    if (gpu !== null) {
+      out.push({ index: Number(gpu[1]), name: gpu[2] ?? '', uuid: gpu[3] ?? '', mig: [] });
+      continue;
+    }
+    const mig = /^\s+MIG (\S+)\s+Device\s+(\d+): \(UUID: (MIG-[0-9A-Za-z/-]+)\)\s*$/.exec(line);
+    const parent = out.at(-1);
+    if (mig !== null && parent !== undefined) parent.mig.push({ profile: mig[1] ?? '', device: Number(mig[2]), uuid: mig[3] ?? '' });
+  }
+  return out;
+}

@@ -3,6 +3,10 @@
  * phases; the daemon feeds observations to each target's phase machine.
  */
 
+import type { GpuDevice } from './nvidia-smi.js';
+
+export type { GpuDevice, MigDevice } from './nvidia-smi.js';
+
 /** The sources modelwatch has (`modelwatch_source_up{source}`). */
 export const sourceNames = ['journal', 'logfile', 'command', 'health', 'gpu', 'unit', 'process', 'host'] as const;
 
@@ -39,7 +43,41 @@ export interface UnitState {
   readonly execMainStatus: number | null;
   /** ms since epoch */
   readonly startedAt: number | null;
+  /**
+   * The variables modelwatch uses ({@link UnitState} never carries the rest): from `Environment=`
+   * and the `EnvironmentFile=` files it could read (a file's value wins, as in systemd), secrets
+   * redacted.
+   */
   readonly environment: Readonly<Record<string, string>>;
+  /** `LoadState`: `loaded`, `not-found`, `masked`, ...; absent when systemctl did not say. */
+  readonly loadState?: string | undefined;
+  /**
+   * `Result`: how the unit's last run ended: `success`, `exit-code`, `signal`, `core-dump`,
+   * `oom-kill`, `timeout`, `watchdog`, `start-limit-hit`, `resources`, `protocol`, ...; null when not said.
+   */
+  readonly result?: string | null | undefined;
+  /** `ExecMainCode`: how the main process ended, as waitid's si_code: 1 exited, 2 killed, 3 dumped core; 0 still running or never ran. */
+  readonly execMainCode?: number | null | undefined;
+  /** `ExecMainExitTimestamp` (ms since epoch): when the main process ended; null while it runs. */
+  readonly exitedAt?: number | null | undefined;
+  /** `ActiveEnterTimestamp` (ms since epoch): when the unit last became active. */
+  readonly activeEnteredAt?: number | null | undefined;
+  /** `ControlGroup`: the unit's cgroup path (`/system.slice/vllm.service`); null when it has none. */
+  readonly controlGroup?: string | null | undefined;
+  /** Where each variable of `environment` came from: the unit's `Environment=` or an `EnvironmentFile=`. */
+  readonly environmentFrom?: Readonly<Record<string, 'environment' | 'environment_file'>> | undefined;
+}
+
+/** How the process source found a target's main process. */
+export type ProcessVia = 'unit' | 'pid' | 'pid_file' | 'port' | 'container';
+
+/** Read and write bytes of a process tree, and what they were read from. */
+export interface TreeIo {
+  /** Bytes the tree read from storage (`read_bytes` of /proc/PID/io, or `rbytes` of cgroup io.stat). */
+  readonly readBytes: number;
+  readonly writeBytes: number;
+  /** `cgroup`: the cgroup's io.stat (counts exited processes too); `proc`: /proc/PID/io of the live processes that could be read. */
+  readonly from: 'cgroup' | 'proc';
 }
 
 /** One fact one source saw at one instant (`at`: ms since the epoch). */
@@ -62,14 +100,24 @@ export type Observation =
   | { readonly kind: 'health'; readonly target: string; readonly at: number; readonly status: number; readonly durationMs: number; readonly error?: string | undefined }
   /** One nvidia-smi sample of every GPU of the host. */
   | { readonly kind: 'gpu'; readonly at: number; readonly gpus: readonly GpuSample[] }
+  /**
+   * The host's GPUs with their MIG instances (`nvidia-smi -L`), when the GPU source starts: what
+   * maps a target's `MIG-...` UUIDs to the GPU whose samples and processes they are part of.
+   */
+  | { readonly kind: 'gpu_devices'; readonly at: number; readonly devices: readonly GpuDevice[] }
   /** GPU memory per process on the host. */
   | { readonly kind: 'gpu_processes'; readonly at: number; readonly processes: readonly GpuProcess[] }
   /** A systemd unit's state. */
   | { readonly kind: 'unit'; readonly target: string; readonly at: number; readonly state: UnitState }
   /**
-   * CPU and memory of a target's process tree; `alive` false when the main process is gone;
-   * `startedAt` when the main process started (ms); `readBytes`/`writeBytes` the storage I/O of the
-   * tree, where readable.
+   * CPU, memory and I/O of a target's process tree; `alive` false when the main process is gone.
+   * `pid` is the main process (found by the process source itself: see `via`), `pids` the tree (the
+   * cgroup's processes where there is a cgroup, else the main PID's descendants), `argv` the main
+   * process's command line (read once per main process; may hold secrets: read only identity
+   * fields from it), `environment` the variables modelwatch uses from its `/proc/PID/environ`
+   * (read once per main process; absent when unreadable), `io` the tree's storage reads and writes
+   * (absent when neither /proc/PID/io nor the cgroup's io.stat can be read), `cgroup` the cgroup
+   * the tree was read from.
    */
   | {
       readonly kind: 'process';
@@ -81,25 +129,26 @@ export type Observation =
       readonly rssBytes: number;
       readonly pids: readonly number[];
       readonly argv?: readonly string[] | undefined;
+      readonly via?: ProcessVia | undefined;
+      readonly environment?: Readonly<Record<string, string>> | undefined;
+      readonly io?: TreeIo | undefined;
+      readonly cgroup?: string | undefined;
+      /** When the main process started (ms), when known: with its PID, what identifies a server run. */
       readonly startedAt?: number | null | undefined;
-      readonly readBytes?: number | null | undefined;
-      readonly writeBytes?: number | null | undefined;
+      /** The size on disk of the checkpoint its command line names (read once per main process). */
+      readonly checkpointBytes?: number | undefined;
     }
+  /**
+   * A log source has read the backlog it started with (for the journal: every entry of the
+   * current invocation the journal held when it started; for a command: what it replayed before
+   * its first pause): lines that follow are live. The runtime does not open an attempt from a
+   * health check or the unit's start time before this.
+   */
+  | { readonly kind: 'caught_up'; readonly source: SourceName; readonly target: string; readonly at: number; readonly invocation: string | undefined; readonly entries: number }
   /** Host-wide activity. */
   | { readonly kind: 'host'; readonly at: number; readonly diskReadBytesTotal: number | null; readonly memoryUsedBytes: number | null; readonly memoryTotalBytes: number | null; readonly load1: number | null }
-  /**
-   * A source's own health: `up` false with the reason when it cannot observe; `caughtUp` once a
-   * log source has read what was already written when it started (its backlog).
-   */
-  | {
-      readonly kind: 'source';
-      readonly source: SourceName;
-      readonly target?: string | undefined;
-      readonly at: number;
-      readonly up: boolean;
-      readonly error?: string | undefined;
-      readonly caughtUp?: boolean | undefined;
-    };
+  /** A source's own health: `up` false with the reason when it cannot observe. */
+  | { readonly kind: 'source'; readonly source: SourceName; readonly target?: string | undefined; readonly at: number; readonly up: boolean; readonly error?: string | undefined };
 
 /** Where a source sends what it sees. */
 export type Emit = (o: Observation) => void;

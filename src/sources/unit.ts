@@ -1,9 +1,14 @@
 /**
- * The unit source: polls `systemctl show` for a target's systemd unit (state, main PID,
- * invocation id, restarts, environment) and emits `unit` observations. Secrets in the unit's
- * environment are redacted while parsing, so they never leave this module.
+ * The unit source: polls `systemctl show` for a target's systemd unit (state, how its last run
+ * ended, main PID, invocation id, restarts, cgroup, environment) and emits `unit` observations.
+ * The environment is reduced to the variables modelwatch uses while it is parsed (from
+ * `Environment=` and the `EnvironmentFile=` files it can read), so nothing else of it, secrets
+ * included, leaves this module.
  */
+import { readFile } from 'node:fs/promises';
 import { ModelwatchError } from '../errors.js';
+import { keptVariables, parseEnvironmentFile, reduceEnvironment } from './environment.js';
+export { keptVariables, usedVariables } from './environment.js';
 import { run } from './exec.js';
 import { backoffMs, sleep, type Emit, type Source, type UnitState } from './source.js';
 
@@ -18,10 +23,13 @@ export const unitProperties = [
   'ExecMainStatus',
   'ExecMainStartTimestamp',
   'Environment',
+  'Result',
+  'ExecMainCode',
+  'ExecMainExitTimestamp',
+  'ActiveEnterTimestamp',
+  'ControlGroup',
+  'EnvironmentFiles',
 ] as const;
-
-/** What replaces the value of a secret environment variable. */
-export const redacted = '<redacted>';
 
 const unitNamePattern = /^[A-Za-z0-9:_.\\@-]+$/;
 
@@ -32,17 +40,6 @@ const unitNamePattern = /^[A-Za-z0-9:_.\\@-]+$/;
  */
 export function isValidUnitName(name: string): boolean {
   return name.length > 0 && name.length <= 256 && !name.startsWith('-') && unitNamePattern.test(name);
-}
-
-// Names of variables whose values are credentials (HF_TOKEN, OPENAI_API_KEY, AWS_SECRET_ACCESS_KEY,
-// DB_PASSWORD, ...). Over-redacting is harmless: configuration checks only read tuning variables.
-const secretName = /TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|PRIVATE_?KEY|ACCESS_?KEY|CREDENTIAL|AUTH/i;
-// Values that are credentials whatever the name: Hugging Face and OpenAI-style keys.
-const secretValue = /^(hf_[A-Za-z0-9]{20,}|sk-[A-Za-z0-9_-]{20,})$/;
-
-/** True when an environment variable's value must not leave modelwatch. */
-export function isSecret(name: string, value: string): boolean {
-  return secretName.test(name) || secretValue.test(value);
 }
 
 const cEscapes: Readonly<Record<string, string>> = { n: '\n', t: '\t', r: '\r', a: '\x07', b: '\b', f: '\f', v: '\v', e: '\x1b' };
@@ -104,17 +101,29 @@ function appendEscape(word: string, s: string, i: number, cStyle: boolean): [str
   return [word + text, next];
 }
 
-/** Parses an `Environment=` value into variables, with secret values replaced by {@link redacted}. */
+/** Parses an `Environment=` value into all its variables (reduce them with {@link reduceEnvironment} before they leave). */
 export function parseEnvironment(value: string): Record<string, string> {
   const env: Record<string, string> = {};
   for (const word of splitSystemdWords(value)) {
     const eq = word.indexOf('=');
     if (eq <= 0) continue;
-    const name = word.slice(0, eq);
-    const v = word.slice(eq + 1);
-    env[name] = isSecret(name, v) ? redacted : v;
+    env[word.slice(0, eq)] = word.slice(eq + 1);
   }
   return env;
+}
+
+/**
+ * The files of `EnvironmentFiles=`: systemctl prints one line per file,
+ * `EnvironmentFiles=/etc/default/vllm (ignore_errors=no)` (`-` before the path in the unit file
+ * becomes `ignore_errors=yes`).
+ */
+export function parseEnvironmentFiles(text: string): string[] {
+  const files: string[] = [];
+  for (const line of text.split('\n')) {
+    const m = /^EnvironmentFiles=(\/.*?) \(ignore_errors=(?:yes|no)\)\r?$/.exec(line);
+    if (m?.[1] !== undefined) files.push(m[1]);
+  }
+  return files;
 }
 
 const timestampPattern = /^(?:\w{3} )?(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(\.\d{1,6})?(?: (\S+))?$/;
@@ -156,16 +165,33 @@ export function parseShowLines(text: string): Map<string, string> {
   return props;
 }
 
+/** Options of {@link parseSystemctlShow}. */
+export interface ShowOptions {
+  /** The variables kept from the environment; default {@link keptVariables}(). */
+  readonly keep?: ReadonlySet<string> | undefined;
+  /** Variables read from the unit's `EnvironmentFile=` files (they win over `Environment=`, as in systemd). */
+  readonly fileEnvironment?: Readonly<Record<string, string>> | undefined;
+}
+
 /**
- * Parses the output of `systemctl show UNIT -p ActiveState,SubState,MainPID,InvocationID,
- * NRestarts,ExecMainStatus,ExecMainStartTimestamp,Environment` (lines in any order; systemctl
- * prints them in D-Bus order, not the order asked). MainPID 0 and an empty InvocationID become
- * null; secrets in Environment are redacted.
+ * Parses the output of `systemctl show UNIT -p ...` ({@link unitProperties}; lines in any order:
+ * systemctl prints them in D-Bus order, not the order asked). MainPID 0, an empty InvocationID,
+ * ControlGroup and timestamps become null; the environment is reduced to the kept variables.
  */
-export function parseSystemctlShow(text: string): UnitState {
+export function parseSystemctlShow(text: string, options: ShowOptions = {}): UnitState {
   const p = parseShowLines(text);
   const mainPid = intOrNull(p.get('MainPID'));
   const invocation = p.get('InvocationID')?.trim() ?? '';
+  const keep = options.keep ?? keptVariables();
+  const fromUnit = reduceEnvironment(parseEnvironment(p.get('Environment') ?? ''), keep);
+  const fromFiles = reduceEnvironment(options.fileEnvironment ?? {}, keep);
+  const environmentFrom: Record<string, 'environment' | 'environment_file'> = {};
+  for (const name of Object.keys(fromUnit)) environmentFrom[name] = 'environment';
+  for (const name of Object.keys(fromFiles)) environmentFrom[name] = 'environment_file';
+  const nonEmpty = (key: string): string | null => {
+    const v = p.get(key)?.trim() ?? '';
+    return v === '' ? null : v;
+  };
   return {
     activeState: p.get('ActiveState')?.trim() ?? '',
     subState: p.get('SubState')?.trim() ?? '',
@@ -174,8 +200,28 @@ export function parseSystemctlShow(text: string): UnitState {
     restarts: intOrNull(p.get('NRestarts')),
     execMainStatus: intOrNull(p.get('ExecMainStatus')),
     startedAt: parseSystemdTimestamp(p.get('ExecMainStartTimestamp') ?? ''),
-    environment: parseEnvironment(p.get('Environment') ?? ''),
+    environment: { ...fromUnit, ...fromFiles },
+    environmentFrom,
+    loadState: nonEmpty('LoadState') ?? undefined,
+    result: nonEmpty('Result'),
+    execMainCode: intOrNull(p.get('ExecMainCode')),
+    exitedAt: parseSystemdTimestamp(p.get('ExecMainExitTimestamp') ?? ''),
+    activeEnteredAt: parseSystemdTimestamp(p.get('ActiveEnterTimestamp') ?? ''),
+    controlGroup: nonEmpty('ControlGroup'),
   };
+}
+
+/** Reads the kept variables of the unit's `EnvironmentFile=` files that can be read (the others are skipped, as systemd skips `-` files). */
+export async function readEnvironmentFiles(files: readonly string[], keep: ReadonlySet<string>): Promise<Record<string, string>> {
+  const env: Record<string, string> = {};
+  for (const file of files) {
+    try {
+      Object.assign(env, parseEnvironmentFile(await readFile(file, 'utf8'), keep));
+    } catch {
+      // Unreadable by modelwatch's user (often root-only, mode 0600): the process environment or the defaults say it.
+    }
+  }
+  return env;
 }
 
 /** Options of {@link createUnitSource}. */
@@ -191,6 +237,8 @@ export interface UnitSourceOptions {
   readonly intervalMs: number | (() => number);
   /** Limit of one systemctl call; default 5000 ms. */
   readonly timeoutMs?: number | undefined;
+  /** Variables kept from the unit's environment besides {@link usedVariables}: the deadline variables of the engine profile. */
+  readonly environment?: readonly string[] | undefined;
 }
 
 /** The argv of one poll. */
@@ -215,6 +263,7 @@ export function createUnitSource(options: UnitSourceOptions): Source {
   const argv = systemctlArgv(options.unit, options.systemctl ?? 'systemctl', options.systemctlArgs ?? []);
   const timeoutMs = options.timeoutMs ?? 5000;
   const interval = (): number => (typeof options.intervalMs === 'number' ? options.intervalMs : options.intervalMs());
+  const keep = keptVariables(options.environment ?? []);
   return {
     name: 'unit',
     async run(emit: Emit, signal: AbortSignal): Promise<void> {
@@ -241,7 +290,9 @@ export function createUnitSource(options: UnitSourceOptions): Source {
         if (error === undefined) {
           failures = 0;
           report(true);
-          emit({ kind: 'unit', target: options.target, at: Date.now(), state: parseSystemctlShow(result.stdout) });
+          const fileEnvironment = await readEnvironmentFiles(parseEnvironmentFiles(result.stdout), keep);
+          if (stopped()) break;
+          emit({ kind: 'unit', target: options.target, at: Date.now(), state: parseSystemctlShow(result.stdout, { keep, fileEnvironment }) });
           await sleep(interval(), signal);
         } else {
           report(false, error);

@@ -227,6 +227,8 @@ export interface TargetStatus {
   readonly lastProgress: string | null;
   readonly ready: ReadinessStatus;
   readonly unhealthy: UnhealthyStatus | null;
+  /** The server's stdout is block-buffered (its lines arrive in bursts): what to do about it; null while not seen. */
+  readonly buffering: string | null;
   readonly canary: CanaryStatus;
   readonly health: HealthStatus | null;
   readonly gpus: readonly GpuStatus[];

@@ -253,6 +253,7 @@ export function parseTargetStatus(body: unknown, fallbackName: string): TargetSt
     lastProgress: str(o['lastProgress']),
     ready: { ready: bool(ready?.['ready']), reason: str(ready?.['reason']) ?? '' },
     unhealthy: unhealthy(o['unhealthy']),
+    buffering: str(o['buffering']),
     canary: { running: bool(canary?.['running']), last: canaryRun(canary?.['last']) },
     health: health(o['health']),
     gpus: list(o['gpus']).flatMap((g) => gpu(g) ?? []),

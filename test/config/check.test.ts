@@ -9,7 +9,7 @@ describe('checkConfigFile', () => {
   it('says ok with the number of targets', () => {
     const dir = tempFiles({
       'one.yaml': minimalYaml,
-      'two.yaml': `${minimalYaml}  other:\n    engine: vllm\n    url: http://127.0.0.1:8001\n    logs: { file: { path: /var/log/other.log } }\n`,
+      'two.yaml': `${minimalYaml}    gpus: [0]\n  other:\n    engine: vllm\n    url: http://127.0.0.1:8001\n    logs: { file: { path: /var/log/other.log } }\n    gpus: [1]\n`,
     });
     expect(checkConfigFile(join(dir, 'one.yaml'), options)).toEqual({ ok: true, output: `${join(dir, 'one.yaml')}: ok (1 target)` });
     expect(checkConfigFile(join(dir, 'two.yaml'), options)).toEqual({ ok: true, output: `${join(dir, 'two.yaml')}: ok (2 targets)` });

@@ -50,6 +50,8 @@ describe('loadConfig: a valid file', () => {
           healthPath: '/health',
           logs: { kind: 'journal', unit: 'vllm.service' },
           gpus: 'all',
+          gpusShared: false,
+          process: { tree: 'auto' },
           stallBudgets: { starting: 600_000, loading_weights: 900_000, compiling: 1_200_000, warming_up: 900_000 },
           fixedStallBudgets: {},
           learning: { enabled: true, stallMultiple: 3, stallFloor: 120_000, slowMultiple: 1.5, pastLoads: 20 },
@@ -79,10 +81,12 @@ targets:
     engine: vllm
     url: http://127.0.0.1:30000
     logs: { command: { argv: [docker, logs, -f, sglang] } }
+    gpus: [2]
   tail:
     engine: vllm
     url: http://127.0.0.1:30001
     logs: { file: { path: /var/log/tgi.log } }
+    gpus: [3]
 `);
     const kimi = config.targets.kimi!;
     expect(kimi.stallBudgets).toEqual({ starting: 300_000, loading_weights: 900_000, compiling: 5_400_000, warming_up: 900_000 });
@@ -267,8 +271,11 @@ targets:
     expect(problems).toEqual([
       'listen.port: 8000 is also the port of target "a" (http://localhost:8000): modelwatch and the server cannot both listen on it (line 1)',
       'listen.port: 8000 is also the port of target "b" (http://127.0.0.1:8000): modelwatch and the server cannot both listen on it (line 1)',
+      'targets.b.gpus: targets "a" and "b" share every GPU (both use gpus: all, the default): each would count the other\'s GPU memory as its own; list each target\'s own gpus, or set gpusShared: true on both (their GPU memory is then what their own processes hold) (line 7)',
       'targets.b.url: the same server as target "a" (line 9)',
       'targets.b.logs.journal.unit: the same unit vllm.service as target "a" (line 10)',
+      'targets.c.gpus: targets "a" and "c" share every GPU (both use gpus: all, the default): each would count the other\'s GPU memory as its own; list each target\'s own gpus, or set gpusShared: true on both (their GPU memory is then what their own processes hold) (line 11)',
+      'targets.d.gpus: targets "a" and "d" share every GPU (both use gpus: all, the default): each would count the other\'s GPU memory as its own; list each target\'s own gpus, or set gpusShared: true on both (their GPU memory is then what their own processes hold) (line 15)',
       'targets.d.logs.file.path: the same log file as target "c" (line 18)',
     ]);
   });

@@ -40,7 +40,7 @@ describe('CanaryDriver', () => {
       onReady: (attempt) => { driver.onReady(attempt); },
     });
     const driver = new CanaryDriver(t, cfg, controller.signal, (err) => { throw err; });
-    t.observe({ kind: 'source', source: 'journal', target: 'kimi', at: Date.now(), up: true, caughtUp: true });
+    t.observe({ kind: 'caught_up', source: 'journal', target: 'kimi', at: Date.now(), invocation: undefined, entries: 0 });
     t.observe({ kind: 'health', target: 'kimi', at: Date.now(), status: 200, durationMs: 1 });
     expect(t.attempt).toBe(1);
     await until('first run under way', () => ((t.status()['canary'] as { running: boolean }).running ? true : undefined));

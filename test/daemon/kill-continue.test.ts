@@ -53,7 +53,8 @@ describe.runIf(haveJournalTools)('kill -9 of modelwatch mid-load', () => {
     cleanups.push(() => { first.child.kill('SIGKILL'); });
     const before = await until('loading weights', async () => {
       const s = await getJson(`${first.address}/api/v1/targets/kimi`);
-      return s['phase'] === 'loading_weights' && (s['progress'] as Record<string, { done: number }>)['weight_shards']?.done === 32 ? s : undefined;
+      // The shard bar reaches the journal glued in front of other lines and whole when it ends: mid-load, no counter yet.
+      return s['phase'] === 'loading_weights' ? s : undefined;
     });
     first.child.kill('SIGKILL');
     expect(await first.exited).toMatchObject({ signal: 'SIGKILL' });

@@ -97,6 +97,12 @@ function play(r: Rig, load: SimLoad, start: number, p: Play = {}): { start: numb
   r.t.observe({ kind: 'unit', target: 'kimi', at: start, state: unit(start, p.environment) });
   let listening = false;
   for (const l of load.lines) {
+    // GPU memory grows while a tqdm bar is drawn and the log is silent (the bar arrives when it ends).
+    for (const step of l.gpuSteps ?? []) {
+      if (p.hangAfterS !== undefined && t + step.afterSeconds > p.hangAfterS) break;
+      tickTo(t + step.afterSeconds);
+      mem = step.gpu.memoryUsedMiB;
+    }
     t += l.delaySeconds + (p.stretch && p.stretch.match.test(l.line) ? p.stretch.seconds : 0);
     if (p.hangAfterS !== undefined && t > p.hangAfterS) break;
     tickTo(t);

@@ -58,7 +58,7 @@ function daemon(history: History, logs = 'logs: { journal: { unit: vllm.service 
   const line = (sec: number, msg: string, invocation: string | undefined = 'inv-1', backlog = false): void => {
     t.observe({ kind: 'log', target: 'kimi', at: T0 + sec * 1000, line: vllm(sec, msg), invocation, backlog });
   };
-  const caughtUp = (sec: number): void => { t.observe({ kind: 'source', source: 'journal', target: 'kimi', at: at(sec), up: true, caughtUp: true }); };
+  const caughtUp = (sec: number): void => { t.observe({ kind: 'caught_up', source: 'journal', target: 'kimi', at: at(sec), invocation: undefined, entries: 0 }); };
   const health = (sec: number, status: number, error?: string): void => {
     t.observe({ kind: 'health', target: 'kimi', at: at(sec), status, durationMs: 2, ...(error === undefined ? {} : { error }) });
   };
@@ -131,7 +131,7 @@ describe('sequences of a real box', () => {
   it('a spinning hang (steady busy CPU, only broadcast waits) is stalled at its budget; a compile whose tree spawns and writes is not', () => {
     const wait = 'No available shared memory broadcast block found in 60 seconds. This typically happens when some processes are hanging or doing some time-consuming work (e.g. compilation, weight/kv cache quantization).';
     const tree = (d: ReturnType<typeof daemon>, sec: number, cpu: number, pids: number[], writeBytes: number): void => {
-      d.t.observe({ kind: 'process', target: 'kimi', at: d.at(sec), pid: 4242, alive: true, cpuSeconds: cpu, rssBytes: 4e9, pids, writeBytes, readBytes: 0 });
+      d.t.observe({ kind: 'process', target: 'kimi', at: d.at(sec), pid: 4242, alive: true, cpuSeconds: cpu, rssBytes: 4e9, pids, io: { readBytes: 0, writeBytes, from: 'proc' } });
     };
     // The hang: eight cores spin in the wait, the same processes, nothing written.
     const hung = daemon(tempHistory(), 'logs: { journal: { unit: vllm.service } }\n    stallBudgets: { compiling: 10m }');
@@ -243,7 +243,7 @@ describe('sequences of a real box', () => {
       d.health(t + 1 + (backlog ? 86_400 : 0), 200);
     };
     const first = daemon(history, cmd);
-    first.t.observe({ kind: 'source', source: 'command', target: 'kimi', at: first.at(0), up: true, caughtUp: true });
+    first.t.observe({ kind: 'caught_up', source: 'command', target: 'kimi', at: first.at(0), invocation: undefined, entries: 0 });
     feed(first, false);
     const shape = (rows: ReturnType<History['listLoads']>): unknown[] =>
       rows.map((r) => [r.identity, r.startedAt, r.endedAt, r.outcome, r.phases.map((p) => [p.phase, p.enteredAt, p.durationMs, p.longestSilenceMs])]);
@@ -253,11 +253,11 @@ describe('sequences of a real box', () => {
     const replayed = daemon(history, cmd);
     replayed.at(86_400);
     feed(replayed, true);
-    replayed.t.observe({ kind: 'source', source: 'command', target: 'kimi', at: replayed.at(86_401), up: true, caughtUp: true });
+    replayed.t.observe({ kind: 'caught_up', source: 'command', target: 'kimi', at: replayed.at(86_401), invocation: undefined, entries: 0 });
     expect(shape(history.listLoads('kimi', { limit: 10 }))).toEqual(before);
     // The next load learns from the one real load only.
     const next = daemon(history, cmd);
-    next.t.observe({ kind: 'source', source: 'command', target: 'kimi', at: next.at(2 * 86_400), up: true, caughtUp: true });
+    next.t.observe({ kind: 'caught_up', source: 'command', target: 'kimi', at: next.at(2 * 86_400), invocation: undefined, entries: 0 });
     for (const l of sim.lines.slice(0, 12)) next.t.observe({ kind: 'log', target: 'kimi', at: undefined, line: l.line });
     const row = history.listLoads('kimi', { limit: 10 }).find((r) => r.outcome === 'ready');
     expect(next.t.status().estimate).toMatchObject({ pastLoads: 1, expectedTotalSeconds: ((row?.endedAt ?? 0) - (row?.startedAt ?? 0)) / 1000 });

@@ -18,7 +18,7 @@ function runtime(logs = 'logs: { journal: { unit: vllm.service } }', smoke = 'tr
   let now = T0;
   const t = new TargetRuntime('kimi', cfg, profileOf('vllm'), { metrics, publish: (e) => events.push(e), now: () => now, log: () => undefined });
   // The journal has been read up to now: what follows is live.
-  t.observe({ kind: 'source', source: 'journal', target: 'kimi', at: T0, up: true, caughtUp: true });
+  t.observe({ kind: 'caught_up', source: 'journal', target: 'kimi', at: T0, invocation: undefined, entries: 0 });
   const line = (sec: number, text: string) => { t.observe({ kind: 'log', target: 'kimi', at: T0 + sec * 1000, line: text }); };
   const at = (sec: number) => {
     now = T0 + sec * 1000;
@@ -65,7 +65,7 @@ describe('TargetRuntime', () => {
     const { t, line, at } = runtime();
     t.observe({ kind: 'unit', target: 'kimi', at: at(0), state: unit({}) });
     line(1, 'INFO 11-30 09:00:01 [x.py:1] Starting to load model moonshotai/Kimi-K2.5...');
-    t.observe({ kind: 'unit', target: 'kimi', at: at(40), state: unit({ activeState: 'failed', subState: 'failed', mainPid: null, execMainStatus: 9 }) });
+    t.observe({ kind: 'unit', target: 'kimi', at: at(40), state: unit({ activeState: 'failed', subState: 'failed', mainPid: null, execMainCode: 2, execMainStatus: 9, result: 'signal' }) });
     expect(t.status()).toMatchObject({ phase: 'crashed', crash: { reason: 'killed' } });
   });
 

@@ -123,7 +123,8 @@ describe.runIf(haveJournalTools && process.platform === 'linux')('modelwatch run
     const rig = await serviceRig();
     const d = startedDaemon(await startDaemonProcess(rig.config, { env: rig.env }));
     const kids = await toolsRunning(d, rig.systemctlLog);
-    expect(kids.filter((k) => k.comm === 'journalctl')).toHaveLength(1);
+    // The follower, and on a busy machine perhaps still the one-shot reader of the backlog.
+    expect(kids.filter((k) => k.comm === 'journalctl').length).toBeGreaterThanOrEqual(1);
     d.child.kill('SIGKILL');
     await d.exited;
     // Nobody can kill them now: journalctl -f sees its stdout hang up, nvidia-smi's next sample

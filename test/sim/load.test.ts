@@ -25,7 +25,8 @@ describe('generated vLLM TP=8 load logs', () => {
     expect(r.version).toBe('0.21.1.dev140+g9aaf83ef5');
     expect(r.progress['weight_shards']).toMatchObject({ done: 64, total: 64 });
     expect(r.progress['cuda_graphs']).toMatchObject({ done: 51, total: 51 });
-    expect(r.benign['shm_broadcast_wait']).toBe(4);
+    // Six while the workers load their shards (each glued behind the shard bar so far), four in the compile.
+    expect(r.benign['shm_broadcast_wait']).toBe(10);
     expect(r.lines.warning).toBe(0);
     expect(r.lines.error).toBe(0);
     expect(r.phases.find((p) => p.phase === 'ready')?.line).toContain('Starting vLLM server on http://0.0.0.0:8000');
@@ -48,10 +49,34 @@ describe('generated vLLM TP=8 load logs', () => {
     const r = await replay('stall', { stallRepeats: 40 });
     expect(r.finalPhase).toBe('compiling');
     expect(r.crash).toBeNull();
-    expect(r.benign['shm_broadcast_wait']).toBe(40);
+    expect(r.benign['shm_broadcast_wait']).toBe(6 + 40);
     // 40 silent minutes exceed the default 20-minute compile budget.
     expect(r.stalled).toBe(true);
     expect(r.stalls[0]?.phase).toBe('compiling');
+  });
+
+  it('writes tqdm bars as a journal or a container log holds them: one line per finished bar, pieces glued in front of other lines', () => {
+    const ok = generateLoad('ok', { start });
+    const shardLines = ok.lines.filter((l) => l.line.includes('Loading safetensors checkpoint shards'));
+    // The engine core's six broadcast waits during the load each carry the bar drawn so far; the
+    // rest of the bar arrives when it closes, without the worker prefix (written once, at the start).
+    expect(shardLines).toHaveLength(7);
+    expect(shardLines[0]!.line).toMatch(/^\(Worker_TP0 pid=415\) \rLoading safetensors checkpoint shards: {3}0% Completed \| 0\/64 \[00:00<\?, \?it\/s\]\r/);
+    for (const l of shardLines.slice(0, 6)) expect(l.line).toMatch(/it\]\(EngineCore pid=281\) INFO \d\d-\d\d \d\d:\d\d:\d\d \[shm_broadcast\.py:698\] No available shared memory broadcast block found in 60 seconds/);
+    const last = shardLines[6]!.line;
+    expect(last.startsWith('\rLoading safetensors checkpoint shards:')).toBe(true);
+    // tqdm draws the last state again when it closes.
+    expect(last.match(/100% Completed \| 64\/64/g)).toHaveLength(2);
+    // Every update is in some line, once; none is a line of its own.
+    const updates = shardLines.flatMap((l) => l.line.split('\r').filter((u) => /Completed \| \d+\/64/.test(u)));
+    expect(updates).toHaveLength(65 + 1);
+    // While the bar is silent, the GPUs fill: the memory steps ride on the lines that end the silence.
+    const steps = shardLines.flatMap((l) => l.gpuSteps ?? []);
+    expect(steps.length).toBeGreaterThan(50);
+    expect(steps.every((s, i) => i === 0 || s.gpu.memoryUsedMiB >= steps[i - 1]!.gpu.memoryUsedMiB)).toBe(true);
+    const bars = ok.lines.filter((l) => l.line.includes('Capturing CUDA graphs'));
+    expect(bars).toHaveLength(2);
+    for (const b of bars) expect(b.line.split('\r').filter((u) => /\d+\/51/.test(u))).toHaveLength(53);
   });
 
   it('garbage: the load itself is the ok one', () => {

@@ -94,6 +94,6 @@ describe('command source', () => {
     expect(lines[2]?.line).toBe('INFO live line');
     expect(lines[2]?.backlog).toBeUndefined();
     expect(Math.abs((lines[2]?.at ?? 0) - Date.now())).toBeLessThan(5000);
-    expect(s.obs.filter((o) => o.kind === 'source' && o.caughtUp === true)).toHaveLength(1);
+    expect(s.obs.filter((o) => o.kind === 'caught_up')).toMatchObject([{ source: 'command', target: 'llm', entries: 2 }]);
   });
 });

@@ -57,6 +57,7 @@ export function compiling(): Record<string, unknown> {
     lastProgress: 'memory of 8 GPUs changed',
     ready: { ready: false, reason: 'loading (compiling)' },
     unhealthy: null,
+    buffering: null,
     canary: { running: false, last: null },
     health: { status: 0, durationMs: 0.8, at: iso(1), error: 'ECONNREFUSED', up: false },
     gpus: h200s(73.7),

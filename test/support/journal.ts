@@ -17,7 +17,12 @@ export interface JournalEntry {
   unit?: string;
   pid?: number;
   identifier?: string;
-  invocation?: string;
+  /** `_SYSTEMD_INVOCATION_ID`; null leaves the field out (PID 1's own entries have none). */
+  invocation?: string | null;
+  /** `_TRANSPORT`; default `stdout` (a service's output). PID 1 logs through `journal`. */
+  transport?: string;
+  /** `PRIORITY` (syslog level); default 6 (info). */
+  priority?: number;
   extra?: Record<string, string>;
 }
 
@@ -41,11 +46,11 @@ export function exportFormat(entries: readonly JournalEntry[]): Buffer {
       field('__MONOTONIC_TIMESTAMP', String(e.at * 1000 - 1_700_000_000_000_000)),
       field('_BOOT_ID', '0123456789abcdef0123456789abcdef'),
       field('_SYSTEMD_UNIT', e.unit ?? 'vllm.service'),
-      field('_SYSTEMD_INVOCATION_ID', e.invocation ?? 'a1b2c3d4e5f60718293a4b5c6d7e8f90'),
+      ...(e.invocation === null ? [] : [field('_SYSTEMD_INVOCATION_ID', e.invocation ?? 'a1b2c3d4e5f60718293a4b5c6d7e8f90')]),
       field('SYSLOG_IDENTIFIER', e.identifier ?? 'vllm'),
       field('_PID', String(e.pid ?? 4242)),
-      field('_TRANSPORT', 'stdout'),
-      field('PRIORITY', '6'),
+      field('_TRANSPORT', e.transport ?? 'stdout'),
+      field('PRIORITY', String(e.priority ?? 6)),
       ...Object.entries(e.extra ?? {}).map(([k, v]) => field(k, v)),
       field('MESSAGE', e.message),
       Buffer.from('\n'),
