@@ -16,12 +16,20 @@ import type { TargetConfig } from '../config/schema.js';
 import type { Metrics } from '../metrics/registry.js';
 import type { GpuProcess, GpuSample, Observation, SourceName, UnitState } from '../sources/source.js';
 import { lineClasses, loadingPhases, type CrashReason, type LineClass, type LoadingPhase, type Phase } from '../types.js';
+import { hintsFromArgv, hintsFromLine, mergeHints, type ServerCapabilities, type ServerHints } from '../probes/capabilities.js';
+import type { RunVerdict, VerdictClass, VerdictKind } from '../probes/verdict.js';
 import type { DaemonEvent } from './events.js';
+import { gateVerdict, initialGate, nextGate, type GateState } from './gate.js';
 import type { LoadRecorder } from './recorder.js';
 
 /** One probe's result in a canary run (what the API and events show). */
 export interface CanaryResult {
   readonly probe: string;
+  /** passed, failed, skipped (cannot apply to the server) or error (no answer); absent: read from `ok`. */
+  readonly verdict?: VerdictClass | undefined;
+  /** The cause: `garbage`, `server_error`, `not_applicable`, `timeout`, ... */
+  readonly kind?: VerdictKind | undefined;
+  /** True only when the probe passed. */
   readonly ok: boolean;
   readonly reason: string;
   readonly status: number;
@@ -37,6 +45,9 @@ export interface CanaryResult {
 /** One run of the smoke canary against a target. */
 export interface CanaryRun {
   readonly attempt: number;
+  /** passed (every probe passed or was skipped), failed (one failed) or error (no failure, but one got no answer); absent: read from `ok`. */
+  readonly verdict?: RunVerdict | undefined;
+  /** True only when the verdict is passed. */
   readonly ok: boolean;
   readonly at: number;
   readonly trigger: string;
@@ -44,6 +55,12 @@ export interface CanaryRun {
   readonly results: readonly CanaryResult[];
   /** Why the run could not happen at all (no model listed, API key file unreadable). */
   readonly error?: string | undefined;
+  /** A try of the first run after ready that got no answer and will be tried again. */
+  readonly retrying?: boolean | undefined;
+  /** Which try of the run this is (the first run after ready is tried again while it gets no answer). */
+  readonly try?: number | undefined;
+  /** What the canary knew of the server (its context, whether it parses tool calls, and where it read them). */
+  readonly capabilities?: ServerCapabilities | null | undefined;
 }
 
 /** Where a runtime reports, and its clock. */
@@ -110,6 +127,10 @@ export class TargetRuntime {
   private stallInfo: { phase: Phase; silentMs: number; budgetMs: number; budgetSource: StallBudget['source'] } | null = null;
   private canary: CanaryRun | null = null;
   private canaryRunning: { trigger: string; since: number } | null = null;
+  private gate: GateState = initialGate(0);
+  /** What the command line and the startup lines of the current attempt say the server can do. */
+  private argvHints: ServerHints = {};
+  private lineHints: ServerHints = {};
   /** A crash not yet counted in `modelwatch_crashes_total`, and when it happened (wall time). */
   private uncounted: { reason: CrashReason; seenAt: number } | null = null;
   private gpuRecordedAt = 0;
@@ -166,6 +187,8 @@ export class TargetRuntime {
         const version = this.machine.engineVersion;
         this.handle(this.machine.observeLine(o.line, at));
         this.learnIdentity(o.line, version);
+        const hints = hintsFromLine(o.line);
+        if (hints !== null) this.lineHints = mergeHints(this.lineHints, hints);
         break;
       }
       case 'health':
@@ -260,46 +283,73 @@ export class TargetRuntime {
     this.deps.metrics.setReady(this.name, this.readiness().ready);
   }
 
+  /** What the server's command line and startup lines say it can do (flags and numbers only: no secrets). */
+  serverHints(): ServerHints {
+    return mergeHints(this.argvHints, this.lineHints);
+  }
+
   /** A canary run ended: results go to metrics, events and the gate (only for the attempt it ran on). */
   recordCanary(run: CanaryRun): void {
     this.canaryRunning = null;
-    if (run.attempt === this.attempt) this.canary = run;
-    if (run.attempt === this.attempt) this.deps.recorder?.gpus(this.name, run.attempt, this.gpuSamples());
-    this.deps.recorder?.canary(this.name, run.attempt, run.ok, JSON.stringify({ trigger: run.trigger, model: run.model, error: run.error ?? null, results: run.results }));
+    const current = run.attempt === this.attempt;
+    if (current) {
+      this.canary = run;
+      const wrong = run.results.filter((r) => !r.ok && r.verdict !== 'skipped').map((r) => `${r.probe}: ${r.reason}`);
+      const summary = run.error ?? wrong.join('; ');
+      const verdict: RunVerdict = run.verdict ?? (run.ok ? 'passed' : 'failed');
+      this.gate = nextGate(this.gate.attempt === run.attempt ? this.gate : initialGate(run.attempt), { attempt: run.attempt, trigger: run.trigger, verdict, summary, retrying: run.retrying, at: run.at }, this.gateOptions());
+      this.deps.recorder?.gpus(this.name, run.attempt, this.gpuSamples());
+    }
+    const verdict = run.verdict ?? (run.ok ? 'passed' : 'failed');
+    this.deps.recorder?.canary(this.name, run.attempt, run.ok, JSON.stringify({ trigger: run.trigger, model: run.model, verdict, error: run.error ?? null, results: run.results }));
     for (const r of run.results) this.deps.metrics.setSmoke(this.name, r);
+    if (current) this.deps.metrics.setSmokeErrors(this.name, this.gate.consecutiveErrors);
     this.deps.metrics.setReady(this.name, this.readiness().ready);
-    const failed = run.results.filter((r) => !r.ok);
+    const failed = run.results.filter((r) => !r.ok && r.verdict !== 'skipped');
     this.deps.publish({
       type: 'canary',
       target: this.name,
       at: iso(run.at) ?? '',
       attempt: run.attempt,
       ok: run.ok,
+      verdict,
       trigger: run.trigger,
+      try: run.try ?? 1,
+      retrying: run.retrying ?? false,
       model: run.model,
       error: run.error ?? null,
       results: run.results.map((r) => ({ ...r, at: iso(r.at) })),
+      gate: current ? this.gateStatus() : null,
     });
-    this.deps.log(run.ok ? 'info' : 'warn', run.ok ? 'smoke canary passed' : 'smoke canary failed', {
+    this.deps.log(run.ok ? 'info' : 'warn', run.ok ? 'smoke canary passed' : `smoke canary ${verdict === 'error' ? 'got no answer' : 'failed'}`, {
       target: this.name,
       attempt: run.attempt,
+      trigger: run.trigger,
+      verdict,
       failed: failed.map((r) => `${r.probe}: ${r.reason}`),
       error: run.error,
     });
   }
 
-  /** The readiness gate: phase ready and, when the canary is on, its last run of this attempt passed. */
+  private gateOptions(): { closeAfterErrors: number } {
+    return { closeAfterErrors: this.config.smoke.closeAfterErrors };
+  }
+
+  /** The canary half of the gate, for the API and events. */
+  private gateStatus(): Record<string, unknown> {
+    const g = this.gate.attempt === this.attempt ? this.gate : initialGate(this.attempt);
+    const v = gateVerdict(g, this.canaryRunning, this.gateOptions());
+    return { verified: v.verified, reason: v.reason, consecutiveErrors: g.consecutiveErrors, closeAfterErrors: this.config.smoke.closeAfterErrors, closedBy: g.closedBy, verifiedAt: iso(g.verifiedAt) };
+  }
+
+  /** The readiness gate: phase ready and, when the canary is on, this attempt verified by it (see `gate.ts`). */
   readiness(): { ready: boolean; reason: string } {
     const phase = this.phase;
     if (phase === 'ready') {
       if (!this.config.smoke.enabled) return { ready: true, reason: 'ready (smoke canary disabled)' };
-      const run = this.canary;
-      if (run === null || run.attempt !== this.attempt) {
-        return { ready: false, reason: this.canaryRunning ? 'ready, smoke canary running' : 'ready, waiting for the smoke canary' };
-      }
-      if (run.ok) return { ready: true, reason: 'ready and verified by the smoke canary' };
-      const failed = run.results.filter((r) => !r.ok).map((r) => `${r.probe}: ${r.reason}`);
-      return { ready: false, reason: `smoke canary failed: ${run.error ?? failed.join('; ')}` };
+      const g = this.gate.attempt === this.attempt ? this.gate : initialGate(this.attempt);
+      const v = gateVerdict(g, this.canaryRunning, this.gateOptions());
+      return { ready: v.verified, reason: v.reason };
     }
     if (phase === 'crashed') return { ready: false, reason: `crashed: ${this.machine.snapshot().crash?.reason ?? 'unknown'}` };
     return { ready: false, reason: phase === 'down' ? 'not started' : `loading (${phase})` };
@@ -338,8 +388,8 @@ export class TargetRuntime {
       ready: this.readiness(),
       canary:
         this.canary === null
-          ? { running: this.canaryRunning !== null, last: null }
-          : { running: this.canaryRunning !== null, last: { ...this.canary, at: iso(this.canary.at), results: this.canary.results.map((r) => ({ ...r, at: iso(r.at) })) } },
+          ? { running: this.canaryRunning !== null, last: null, gate: this.gateStatus() }
+          : { running: this.canaryRunning !== null, last: { ...this.canary, at: iso(this.canary.at), results: this.canary.results.map((r) => ({ ...r, at: iso(r.at) })) }, gate: this.gateStatus() },
       health: this.health === null ? null : { ...this.health, at: iso(this.health.at), up: this.health.status === 200 },
       gpus,
       unit: this.unit,
@@ -415,6 +465,7 @@ export class TargetRuntime {
     // Only the identity is taken from the command line: it may also hold secrets (--api-key).
     if (o.argv !== undefined) {
       this.identityArgv = identityFromArgv(o.argv);
+      this.argvHints = hintsFromArgv(o.argv);
       this.refreshFingerprint();
     }
     if (o.alive) this.deps.metrics.setCpu(this.name, o.cpuSeconds);
@@ -483,6 +534,9 @@ export class TargetRuntime {
         this.countCrash();
         this.attemptStartedAt = e.at;
         this.identityLogs = {};
+        this.lineHints = {};
+        this.gate = initialGate(e.attempt);
+        this.deps.metrics.setSmokeErrors(this.name, 0);
         this.fingerprint = this.computeFingerprint();
         this.deps.recorder?.attemptStarted({
           target: this.name,

@@ -150,7 +150,7 @@ export const minGlued = 2;
 export const manyGlued = 5;
 
 function examples(items: readonly string[]): string {
-  return items.slice(0, 3).map((t) => JSON.stringify(t.length > 24 ? `${t.slice(0, 24)}...` : t)).join(', ');
+  return [...new Set(items)].slice(0, 3).map((t) => JSON.stringify(t.length > 24 ? `${t.slice(0, 24)}...` : t)).join(', ');
 }
 
 function checkMixedScripts(text: string): GarbageVerdict {

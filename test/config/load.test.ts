@@ -55,7 +55,7 @@ describe('loadConfig: a valid file', () => {
           learning: { enabled: true, stallMultiple: 3, stallFloor: 120_000, slowMultiple: 1.5, pastLoads: 20 },
           fingerprint: {},
           deadlines: {},
-          smoke: { enabled: true, timeout: 120_000, probes: ['capital', 'tool_call', 'determinism', 'long_context', 'concurrent'], concurrency: 8, longContextTokens: 8000, custom: [] },
+          smoke: { enabled: true, timeout: 120_000, concurrency: 8, longContextTokens: 8000, determinismPrefix: 0.5, retryWindow: 600_000, retryInterval: 15_000, closeAfterErrors: 3, custom: [] },
         },
       },
     });
