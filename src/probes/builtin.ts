@@ -120,7 +120,8 @@ async function determinism(ctx: ProbeContext): Promise<ProbeResult> {
   const secondOutcome = judge(second, () => null, true);
   if (secondOutcome.verdict !== 'passed' || !second.ok) return toResult('determinism', secondOutcome, ctx.apiKey);
   // What is compared: the reasoning and the content of both answers, token by token from the start.
-  const comparison = compareGreedy(greedyText(first), greedyText(second), ctx.determinismPrefix);
+  const thought = first.completion.reasoning !== null || second.completion.reasoning !== null;
+  const comparison = compareGreedy(greedyText(first), greedyText(second), ctx.determinismPrefix, `two greedy answers (${thought ? 'reasoning and content' : 'content'})`);
   const outcome = comparison.agree ? passed(first, `passed (${comparison.detail})`) : wrong(second, comparison.detail);
   return toResult('determinism', outcome, ctx.apiKey);
 }

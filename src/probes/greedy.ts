@@ -36,20 +36,20 @@ function shown(tokens: readonly string[], from: number): string {
 
 /**
  * Compares two greedy answers: they agree when identical, or when at least `minShared` (0 to 1)
- * of the shorter one's tokens are identical from the start.
+ * of the shorter one's tokens are identical from the start. `what` names them in the detail.
  */
-export function compareGreedy(a: string, b: string, minShared = defaultMinSharedPrefix): GreedyComparison {
+export function compareGreedy(a: string, b: string, minShared = defaultMinSharedPrefix, what = 'two greedy answers'): GreedyComparison {
   const ta = greedyTokens(a);
   const tb = greedyTokens(b);
   const tokens = Math.min(ta.length, tb.length);
   let shared = 0;
   while (shared < tokens && ta[shared] === tb[shared]) shared += 1;
   const identical = a === b;
-  if (identical) return { identical, agree: true, tokens, shared, detail: `two greedy answers identical (${ta.length} words)` };
+  if (identical) return { identical, agree: true, tokens, shared, detail: `${what} identical (${ta.length} words)` };
   const agree = tokens > 0 && shared >= Math.ceil(minShared * tokens);
   const where = `${shared} of ${tokens} words`;
   const detail = agree
-    ? `two greedy answers agree on their first ${where} and then differ (${shown(ta, shared)} vs ${shown(tb, shared)}), within the tolerance (${Math.round(minShared * 100)}% of the shorter answer)`
-    : `two greedy answers diverge after ${where}: ${shown(ta, shared)} vs ${shown(tb, shared)} (at least ${Math.round(minShared * 100)}% of the shorter answer must be identical from the start)`;
+    ? `${what} agree on their first ${where} and then differ (${shown(ta, shared)} vs ${shown(tb, shared)}), within the tolerance (${Math.round(minShared * 100)}% of the shorter answer)`
+    : `${what} diverge after ${where}: ${shown(ta, shared)} vs ${shown(tb, shared)} (at least ${Math.round(minShared * 100)}% of the shorter answer must be identical from the start)`;
   return { identical, agree, tokens, shared, detail };
 }
