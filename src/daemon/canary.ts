@@ -154,6 +154,11 @@ export class CanaryDriver {
     }
   }
 
+  /** Whether the attempt a run is for is still the ready one, and the daemon still running. */
+  private stillReady(attempt: number): boolean {
+    return !this.signal.aborted && this.target.attempt === attempt && this.target.phase === 'ready';
+  }
+
   /** One run: the first run after ready is tried again, for the probes that got no answer, until they answer or the window ends. */
   private async tries(attempt: number, trigger: string, base: CanaryOptions): Promise<void> {
     const s = this.config.smoke;
@@ -181,18 +186,12 @@ export class CanaryDriver {
       error = report.error;
       const verdict = runVerdictOf(results.map((r) => r.verdict));
       const elapsed = this.clock.now() - started;
-      const retrying =
-        trigger === 'ready' &&
-        verdict === 'error' &&
-        elapsed + s.retryInterval <= s.retryWindow &&
-        !this.signal.aborted &&
-        this.target.attempt === attempt &&
-        this.target.phase === 'ready';
+      const retrying = trigger === 'ready' && verdict === 'error' && elapsed + s.retryInterval <= s.retryWindow && this.stillReady(attempt);
       const recorded: CanaryResult[] = results.map((r) => ({ ...r }));
       this.target.recordCanary({ attempt, verdict, ok: verdict === 'passed', at: this.clock.now(), trigger, model: model ?? null, results: recorded, error, try: n, retrying, capabilities });
       if (!retrying) return;
       await this.clock.sleep(s.retryInterval, this.signal);
-      if (this.signal.aborted || this.target.attempt !== attempt || this.target.phase !== 'ready') return;
+      if (!this.stillReady(attempt)) return;
       this.target.canaryStarted(trigger);
     }
   }

@@ -224,9 +224,7 @@ export function hintsFromLine(line: string): ServerHints | null {
 
 /** Later hints win field by field (a startup line after the command line). */
 export function mergeHints(a: ServerHints, b: ServerHints): ServerHints {
-  const out: Record<string, unknown> = { ...a };
-  for (const [k, v] of Object.entries(b)) if (v !== undefined) out[k] = v;
-  return out as ServerHints;
+  return { ...a, ...Object.fromEntries(Object.entries(b).filter(([, v]) => v !== undefined)) };
 }
 
 /** The entry of `/v1/models` for `model` (else the first). */

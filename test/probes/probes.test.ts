@@ -389,15 +389,22 @@ describe('runCanary against stock servers: each probe applies where it can', () 
   it('a server that does not say its context: the haystack is fitted to the limit its refusal states (llama.cpp\'s real 400)', async () => {
     const prompts: number[] = [];
     const url = await serve((req, body, res) => {
-      if (req.url === '/v1/models') return reply(res, 200, '{"object":"list","data":[{"id":"m","object":"model"}]}');
-      if (req.method === 'GET') return reply(res, 404, '{}');
+      if (req.url === '/v1/models') {
+        reply(res, 200, '{"object":"list","data":[{"id":"m","object":"model"}]}');
+        return;
+      }
+      if (req.method === 'GET') {
+        reply(res, 404, '{}');
+        return;
+      }
       const prompt = (JSON.parse(body) as { messages: { content: string }[] }).messages[0]!.content;
       prompts.push(prompt.length);
       if (prompt.length > 4096 * 3.4) {
-        return reply(res, 400, `{"error":{"code":400,"message":"request (${Math.round(prompt.length / 3.4)} tokens) exceeds the available context size (4096 tokens), try increasing it","type":"exceed_context_size_error","n_ctx":4096}}`);
+        reply(res, 400, `{"error":{"code":400,"message":"request (${Math.round(prompt.length / 3.4)} tokens) exceeds the available context size (4096 tokens), try increasing it","type":"exceed_context_size_error","n_ctx":4096}}`);
+        return;
       }
       const code = /\b\d{6}\b/.exec(prompt)?.[0] ?? '';
-      return reply(res, 200, JSON.stringify({ choices: [{ message: { role: 'assistant', content: code }, finish_reason: 'stop' }] }));
+      reply(res, 200, JSON.stringify({ choices: [{ message: { role: 'assistant', content: code }, finish_reason: 'stop' }] }));
     });
     const report = await runCanary({ url, timeoutMs: 2000, probes: ['long_context'] });
     expect(byProbe(report, 'long_context')).toMatchObject({ verdict: 'passed', reason: 'passed (a needle in about 2640 tokens, sized to the 4096-token context the server stated when it refused 8000)' });
@@ -431,8 +438,14 @@ describe('runCanary against stock servers: each probe applies where it can', () 
   ] as const)('llama.cpp failing to produce an answer (%s, its real body) is failed/server_error, asked once', async (_how, body, status, error) => {
     let chats = 0;
     const url = await serve((req, _body, res) => {
-      if (req.url === '/v1/models') return reply(res, 200, '{"object":"list","data":[{"id":"m","object":"model"}]}');
-      if (req.method === 'GET') return reply(res, 404, '{}');
+      if (req.url === '/v1/models') {
+        reply(res, 200, '{"object":"list","data":[{"id":"m","object":"model"}]}');
+        return;
+      }
+      if (req.method === 'GET') {
+        reply(res, 404, '{}');
+        return;
+      }
       chats += 1;
       res.writeHead(status, { 'content-type': status === 200 ? 'text/event-stream' : 'application/json' }).end(body);
     });

@@ -23,8 +23,7 @@ function executable(path: string): boolean {
 }
 
 /** The llama-server binary: `../shared/engines/llama.cpp/bin/llama-server`, else `$LLAMA_SERVER`, else one on PATH; null when none. */
-export function findLlamaServer(env: NodeJS.ProcessEnv = process.env): string | null {
-  const bundled = join(llamaEngineDir, 'bin', 'llama-server');
+export function findLlamaServer(env: NodeJS.ProcessEnv = process.env, bundled = join(llamaEngineDir, 'bin', 'llama-server')): string | null {
   if (executable(bundled)) return bundled;
   const given = env['LLAMA_SERVER'];
   if (given !== undefined && given !== '' && executable(given)) return given;
@@ -102,7 +101,7 @@ export async function startLlamaServer(args: readonly string[] = []): Promise<Ll
   const port = await freePort();
   const child = spawn(binary, ['-m', llamaModel, '--host', '127.0.0.1', '--port', String(port), ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
   let log = '';
-  child.stderr?.on('data', (d: Buffer) => {
+  child.stderr.on('data', (d: Buffer) => {
     if (log.length < 1 << 20) log += d.toString('utf8');
   });
   const exited = new Promise<void>((done) => child.once('exit', () => { done(); }));
