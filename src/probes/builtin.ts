@@ -86,7 +86,9 @@ function checkToolCall(s: ChatSuccess): string | null {
 
 async function toolCall(ctx: ProbeContext): Promise<ProbeResult> {
   const tools = ctx.capabilities.toolCalls;
-  if (tools !== null && !tools.value) return toResult('tool_call', cannotApply(`the server does not parse tool calls (${tools.source})`, ctx.explicit), ctx.apiKey);
+  const unparsed = tools !== null && !tools.value ? `the server does not parse tool calls (${tools.source})` : null;
+  // Asked for by name, the probe asks the server all the same: only its answer can fail it.
+  if (unparsed !== null && !ctx.explicit) return toResult('tool_call', cannotApply(unparsed, false), ctx.apiKey);
   const result = await ask(ctx, {
     messages: [{ role: 'user', content: 'What is the weather like in Paris right now? Use the get_weather tool.' }],
     tools: [weatherTool],
@@ -98,7 +100,8 @@ async function toolCall(ctx: ProbeContext): Promise<ProbeResult> {
   if (!result.ok && result.kind === 'unsupported' && missingFeature(result.error) === 'tools') {
     return toResult('tool_call', cannotApply(`the server refuses tools: ${result.error}`, ctx.explicit, result), ctx.apiKey);
   }
-  return toResult('tool_call', judge(result, checkToolCall), ctx.apiKey);
+  const outcome = judge(result, checkToolCall);
+  return toResult('tool_call', unparsed !== null && outcome.kind === 'wrong_answer' ? { ...outcome, reason: `${outcome.reason}; ${unparsed}` } : outcome, ctx.apiKey);
 }
 
 function greedyText(s: ChatSuccess): string {

@@ -227,14 +227,23 @@ describe('CanaryDriver', () => {
   }, 30_000);
 
   it('reads the tool parser of the command line the runtime saw: skipped without asking', async () => {
-    const s = await sim();
-    const r = rig(configOf(s.url, 'probes: [capital, tool_call], timeout: 5s'));
+    const s = await sim(stockVllmShape);
+    const r = rig(configOf(s.url, 'timeout: 5s, longContextTokens: 1000, concurrency: 2'));
     r.target.observe({ kind: 'process', target: 'kimi', at: Date.now(), pid: 42, alive: true, cpuSeconds: 1, rssBytes: 1, pids: [42], argv: ['vllm', 'serve', 'org/M', '--tensor-parallel-size', '8'] });
     r.ready();
-    await until('the verdict', () => (r.runs().length > 0 ? true : undefined));
-    // Asked for by name in the configuration: a probe that cannot apply fails, saying why.
-    expect(r.runs()[0]).toMatchObject({ verdict: 'failed', results: [{ probe: 'capital', verdict: 'passed' }, { probe: 'tool_call', verdict: 'failed', kind: 'not_applicable' }] });
+    await until('the gate open', () => (gate(r).ready ? true : undefined));
+    expect(r.runs()[0]?.results.find((x) => x.probe === 'tool_call')).toMatchObject({ verdict: 'skipped', kind: 'not_applicable', reason: 'cannot apply: the server does not parse tool calls (no --enable-auto-tool-choice and no --tool-call-parser on the command line)' });
     expect(s.chatRequests.some((x) => Array.isArray(x.body['tools']))).toBe(false);
+  });
+
+  it('asked for by name in the configuration, tool_call asks the server anyway: its refusal fails it, saying why', async () => {
+    const s = await sim(stockVllmShape);
+    const r = rig(configOf(s.url, 'probes: [capital, tool_call], timeout: 5s'));
+    r.target.observe({ kind: 'process', target: 'kimi', at: Date.now(), pid: 42, alive: true, cpuSeconds: 1, rssBytes: 1, pids: [42], argv: ['vllm', 'serve', 'org/M'] });
+    r.ready();
+    await until('the verdict', () => (r.runs().length > 0 ? true : undefined));
+    expect(r.runs()[0]).toMatchObject({ verdict: 'failed', results: [{ probe: 'capital', verdict: 'passed' }, { probe: 'tool_call', verdict: 'failed', kind: 'not_applicable', reason: expect.stringMatching(/^asked for, but cannot apply: the server refuses tools: HTTP 400/) as string }] });
+    expect(gate(r).ready).toBe(false);
   });
 });
 
