@@ -49,7 +49,7 @@ export class Metrics {
   private readonly smokeTtft = this.gauge('modelwatch_smoke_ttft_seconds', 'Time to first token of the last run of a canary probe.', ['target', 'probe']);
   private readonly smokeTps = this.gauge('modelwatch_smoke_output_tokens_per_second', 'Output tokens per second of the last run of a canary probe.', ['target', 'probe']);
   private readonly smokeLast = this.gauge('modelwatch_smoke_last_run_timestamp_seconds', 'When a canary probe last ran (Unix time).', ['target', 'probe']);
-  private readonly smokeVerdict = this.gauge('modelwatch_smoke_verdict', `Verdict of the last run of a canary probe (1 for its verdict, 0 for the others): ${smokeVerdicts.join(', ')}. A skipped probe (cannot apply to the server) has no smoke_success series.`, ['target', 'probe', 'verdict']);
+  private readonly smokeVerdict = this.gauge('modelwatch_smoke_verdict', `Verdict of the last run of a canary probe: one series, 1, labelled with it (${smokeVerdicts.join(', ')}). A skipped probe (cannot apply to the server) has no smoke_success series.`, ['target', 'probe', 'verdict']);
   private readonly smokeErrors = this.gauge('modelwatch_smoke_consecutive_errors', 'Runs of the canary in a row, since the gate last verified the target, that ended in error (no answer); the gate closes at smoke.closeAfterErrors.', ['target']);
   private readonly cpuSeen = new Map<string, number>();
   private readonly restartsSeen = new Map<string, number>();
@@ -192,7 +192,9 @@ export class Metrics {
   setSmoke(target: string, r: { probe: string; ok: boolean; verdict?: string | undefined; latencyMs: number | null; ttftMs: number | null; tokensPerSecond: number | null; at: number }): void {
     const labels = { target, probe: r.probe };
     const verdict = r.verdict ?? (r.ok ? 'passed' : 'failed');
-    for (const v of smokeVerdicts) this.smokeVerdict.set({ ...labels, verdict: v }, v === verdict ? 1 : 0);
+    // One series per probe (its verdict), not one per verdict: four times fewer series to scrape.
+    for (const v of smokeVerdicts) if (v !== verdict) this.smokeVerdict.remove({ ...labels, verdict: v });
+    this.smokeVerdict.set({ ...labels, verdict }, 1);
     this.smokeLast.set(labels, r.at / 1000);
     if (verdict === 'skipped') {
       for (const g of [this.smokeSuccess, this.smokeDuration, this.smokeTtft, this.smokeTps]) g.remove(labels);

@@ -186,7 +186,11 @@ describe('CanaryDriver', () => {
       await s.setMode('ready');
       await scheduled(r);
       expect(gate(r).reason).toBe('ready and verified by the smoke canary');
-      expect(await r.metrics.render()).toContain('modelwatch_smoke_consecutive_errors{target="kimi"} 0');
+      const after = await r.metrics.render();
+      expect(after).toContain('modelwatch_smoke_consecutive_errors{target="kimi"} 0');
+      // One verdict series per probe: the error one is gone.
+      expect(after).toContain('modelwatch_smoke_verdict{target="kimi",probe="capital",verdict="passed"} 1');
+      expect(after).not.toContain('verdict="error"');
     });
 
     it('closeAfterErrors runs in a row without an answer close it', async () => {
