@@ -1,3 +1,7 @@
+/**
+ * `modelwatch smoke --url URL`: the smoke canary run once against any OpenAI-compatible server,
+ * with every probe's verdict class and reason.
+ */
 import { parseArgs } from 'node:util';
 import { parseDuration } from '../config/duration.js';
 import { ModelwatchError } from '../errors.js';
@@ -9,11 +13,18 @@ export const smokeUsage = `usage: modelwatch smoke --url URL [--model M] [--prob
                        [--api-key-env VAR] [--timeout 60s] [--retries N]
                        [--concurrency N] [--long-context-tokens N]
 
-Runs the smoke canary once against an OpenAI-compatible server (vLLM, SGLang, TGI, llama.cpp)
-and prints, per probe, PASS or FAIL with the reason, the reasoning length, the answer and the
-token usage. Probes: ${builtinProbeNames.join(', ')} (default: all). The API key is read from
-the environment variable named by --api-key-env. --json prints one JSON object instead.
-Exit code 0 when every probe passed, 1 when one failed, 2 for a usage error.
+Runs the smoke canary once against an OpenAI-compatible server (vLLM, SGLang, TGI, llama.cpp).
+It first reads what the server can do (/v1/models, and llama.cpp's /props, SGLang's
+/get_server_info, TGI's /info), then prints, per probe, its verdict with the reason: PASS, FAIL
+(a wrong or garbage answer, or the server failed to produce one), SKIP (the probe cannot apply to
+this server, like tool_call without a tool-call parser) or ERROR (no answer: refused, reset,
+timeout, HTTP 5xx); with the reasoning length, the answer and the token usage.
+Probes: ${builtinProbeNames.join(', ')} (default: all, each skipped where it cannot apply; a
+probe named with --probe that cannot apply fails). The API key is read from the environment
+variable named by --api-key-env. --json prints one JSON object instead, with every probe's
+verdict, kind and reason and what the server said it can do.
+Exit code 0 when every probe passed or was skipped, 1 when one failed or got no answer, 2 for a
+usage error.
 `;
 
 function positiveInt(name: string, text: string | undefined): number | undefined {
@@ -26,8 +37,11 @@ function ms(v: number | null): string {
   return v === null ? '-' : `${Math.round(v)} ms`;
 }
 
+const labels: Readonly<Record<ProbeResult['verdict'], string>> = { passed: 'PASS', failed: 'FAIL', skipped: 'SKIP', error: 'ERROR' };
+
 function renderResult(r: ProbeResult): string {
-  const lines = [`${r.ok ? 'PASS' : 'FAIL'}  ${r.probe}: ${r.reason}`];
+  const lines = [`${labels[r.verdict].padEnd(5)} ${r.probe}: ${r.reason}`];
+  if (r.verdict === 'skipped') return lines[0] ?? '';
   const rate = r.tokensPerSecond === null ? '-' : `${r.tokensPerSecond.toFixed(1)} tokens/s`;
   lines.push(`      status ${r.status === 0 ? '-' : r.status}, latency ${ms(r.latencyMs)}, ttft ${ms(r.ttftMs)}, ${rate}`);
   lines.push(`      reasoning: ${r.reasoningLength === null ? 'none' : `${r.reasoningLength} chars`}`);
@@ -37,21 +51,32 @@ function renderResult(r: ProbeResult): string {
   return lines.join('\n');
 }
 
+function renderCapabilities(report: CanaryReport): string[] {
+  const c = report.capabilities;
+  if (c === null) return [];
+  const context = c.contextTokens === null ? 'unknown' : `${c.contextTokens.value} tokens (${c.contextTokens.source})`;
+  const tools = c.toolCalls === null ? 'unknown (asked)' : `${c.toolCalls.value ? 'parsed' : 'not parsed'} (${c.toolCalls.source})`;
+  return [`server: ${c.engine ?? 'engine unknown'}, context ${context}, tool calls ${tools}`];
+}
+
 /** The human-readable report of one canary run. */
 export function renderSmoke(url: string, report: CanaryReport): string {
-  const passed = report.results.filter((r) => r.ok).length;
+  const count = (v: ProbeResult['verdict']): number => report.results.filter((r) => r.verdict === v).length;
+  const others = (['failed', 'skipped', 'error'] as const).filter((v) => count(v) > 0).map((v) => `${count(v)} ${v}`);
   return [
     `smoke canary against ${url} (model ${report.model ?? 'unknown'})`,
+    ...renderCapabilities(report),
     ...(report.error === undefined ? [] : [`error: ${report.error}`]),
     ...report.results.map(renderResult),
-    `${report.ok ? 'PASS' : 'FAIL'}: ${passed} of ${report.results.length} probes passed`,
+    `${report.ok ? 'PASS' : report.verdict === 'error' ? 'ERROR' : 'FAIL'}: ${count('passed')} of ${report.results.length} probes passed${others.length > 0 ? ` (${others.join(', ')})` : ''}`,
     '',
   ].join('\n');
 }
 
 /**
- * `modelwatch smoke`: runs the canary once. Resolves the exit code: 0 when every probe passed,
- * 1 when one failed, 2 for a usage error (written to stderr). `signal` stops a run early.
+ * `modelwatch smoke`: runs the canary once. Resolves the exit code: 0 when every probe passed or
+ * was skipped, 1 when one failed or got no answer, 2 for a usage error (written to stderr).
+ * `signal` stops a run early.
  */
 export async function smokeCommand(args: readonly string[], io: CommandIO, signal?: AbortSignal): Promise<number> {
   let options: Parameters<typeof runCanary>[0];

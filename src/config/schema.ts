@@ -32,6 +32,9 @@ const envName = z.string({ error: requiredOr('expected the name of an environmen
 });
 
 const duration = (fallback: string, description: string) => durationSchema.prefault(fallback).describe(description);
+/** A duration that may also be zero ("0s": not at all). */
+const durationOrZero = (fallback: string, description: string) =>
+  z.union([z.string().regex(/^\s*0+(ms|s|m|h|d)?\s*$/).transform(() => 0), durationSchema]).prefault(fallback).describe(description);
 
 /** Reports when more than one of the given keys is set; runs even when the object has other problems. */
 function atMostOne(keys: readonly string[], what: string) {
@@ -377,7 +380,7 @@ const logsSchema = z
   .describe('where the log lines come from: exactly one of journal, file or command');
 
 /** The canary's built-in probes, in the order they run. */
-export const builtinProbes = ['capital', 'tool_call', 'determinism', 'long_context', 'concurrent'] as const;
+export const builtinProbes = ['capital', 'tool_call', 'determinism', 'long_context', 'concurrent', 'multi_turn'] as const;
 
 const regexSource = z.string().min(1).superRefine((source, ctx) => {
   try {
@@ -421,9 +424,27 @@ const smokeSchema = z
     schedule: cronSchema.optional(),
     delay: durationSchema.optional().describe('wait this long after ready before the first run'),
     timeout: duration('2m', 'timeout of one probe request'),
-    probes: z.array(z.enum(builtinProbes)).default([...builtinProbes]).describe('built-in probes to run'),
+    probes: z
+      .array(z.enum(builtinProbes))
+      .optional()
+      .describe('built-in probes asked for by name: each must apply to the server, or it fails saying why; by default every built-in probe runs, each skipped with the reason where it cannot apply'),
     concurrency: z.number().int().min(1).max(256).default(8).describe('simultaneous requests of the concurrent probe'),
-    longContextTokens: z.number().int().min(100).max(2_000_000).default(8000).describe('size of the long_context haystack in tokens'),
+    longContextTokens: z.number().int().min(100).max(2_000_000).default(8000).describe('size of the long_context haystack in tokens, at most: less when the server has a smaller context'),
+    determinismPrefix: z
+      .number()
+      .min(0)
+      .max(1)
+      .default(0.5)
+      .describe('share of the shorter of two greedy answers that must be identical from the start (determinism); a later difference is a batching server, not a broken one'),
+    retryWindow: durationOrZero('10m', 'how long the first run after ready is tried again while it gets no answer (a model still warming up); 0s: once'),
+    retryInterval: duration('15s', 'pause between those tries'),
+    closeAfterErrors: z
+      .number()
+      .int()
+      .min(1)
+      .max(100)
+      .default(3)
+      .describe('runs in a row that get no answer (transport, HTTP 5xx, timeout) and close a verified gate; a wrong or garbage answer closes it at once'),
     custom: z.array(customProbeSchema).default([]).describe('probes of your own, run after the built-in ones'),
   })
   .refine(smokeOnlyOne.check, smokeOnlyOne.params)

@@ -47,16 +47,25 @@ export function eventOf(target: string, c: TargetChange, now: number): TargetEve
       };
     case 'canary': {
       const r = c.run;
+      const g = c.gate;
       return {
         type: 'canary',
         target,
         at: iso(r.at),
         attempt: r.attempt,
         ok: r.ok,
+        verdict: r.verdict ?? (r.ok ? 'passed' : 'failed'),
         trigger: r.trigger,
+        try: r.try ?? 1,
+        retrying: r.retrying ?? false,
         model: r.model,
         error: r.error,
         results: r.results.map((x) => ({ ...x, at: iso(x.at) })),
+        capabilities: r.capabilities,
+        gate:
+          g === null
+            ? null
+            : { verified: g.verified, reason: g.verified ? 'verified by the smoke canary' : (g.last?.summary ?? ''), consecutiveErrors: g.consecutiveErrors, closeAfterErrors: c.closeAfterErrors, closedBy: g.closedBy, verifiedAt: g.verifiedAt === null ? null : iso(g.verifiedAt) },
       };
     }
     default:
@@ -95,12 +104,16 @@ export function logChange(target: string, c: TargetChange, log: LogLine): void {
       log('warn', c.message, { target, buffered: c.buffered });
       break;
     case 'canary': {
-      const failed = c.run.results.filter((r) => !r.ok);
-      log(c.run.ok ? 'info' : 'warn', c.run.ok ? 'smoke canary passed' : 'smoke canary failed', {
+      const r = c.run;
+      const verdict = r.verdict ?? (r.ok ? 'passed' : 'failed');
+      const failed = r.results.filter((x) => !x.ok && x.verdict !== 'skipped');
+      log(r.ok ? 'info' : 'warn', r.ok ? 'smoke canary passed' : `smoke canary ${verdict === 'error' ? 'got no answer' : 'failed'}`, {
         target,
-        attempt: c.run.attempt,
-        failed: failed.map((r) => `${r.probe}: ${r.reason}`),
-        error: c.run.error,
+        attempt: r.attempt,
+        trigger: r.trigger,
+        verdict,
+        failed: failed.map((x) => `${x.probe}: ${x.reason}`),
+        error: r.error,
       });
       break;
     }

@@ -65,6 +65,10 @@ export class MetricsExporter {
         break;
       case 'canary':
         for (const r of c.run.results) m.setSmoke(t, r);
+        if (c.gate !== null) m.setSmokeErrors(t, c.gate.consecutiveErrors);
+        break;
+      case 'attempt':
+        m.setSmokeErrors(t, 0);
         break;
       default:
         break;

@@ -8,6 +8,7 @@ import type { TargetConfig } from '../config/schema.js';
 import type { CanaryRun, TargetChange } from '../judge/changes.js';
 import { TargetJudge } from '../judge/judge.js';
 import type { Metrics } from '../metrics/registry.js';
+import type { ServerHints } from '../probes/capabilities.js';
 import type { Observation } from '../sources/source.js';
 import type { TargetEvent } from '../state/events.js';
 import type { ReadinessStatus, TargetStatus } from '../state/target-status.js';
@@ -115,6 +116,11 @@ export class TargetRuntime {
   /** The warning about the server's block-buffered output, if its lines arrive in bursts. */
   get bufferingWarning(): string | null {
     return this.judge.bufferingWarning;
+  }
+
+  /** What the server's command line and startup lines say it can do, for the canary. */
+  serverHints(): ServerHints {
+    return this.judge.serverHints();
   }
 
   /** The readiness gate. */

@@ -9,10 +9,18 @@ import type { Fingerprint } from '../history/records.js';
 import type { CrashReason, LoadingPhase, Phase } from '../types.js';
 import type { Estimate } from '../estimate/progress.js';
 import type { Risk } from '../estimate/risk.js';
+import type { ServerCapabilities } from '../probes/capabilities.js';
+import type { RunVerdict, VerdictClass, VerdictKind } from '../probes/verdict.js';
+import type { GateState } from './gate.js';
 
 /** One probe's result in a canary run. */
 export interface CanaryResult {
   readonly probe: string;
+  /** passed, failed, skipped (cannot apply to the server) or error (no answer); absent: read from `ok`. */
+  readonly verdict?: VerdictClass | undefined;
+  /** The cause: `garbage`, `server_error`, `not_applicable`, `timeout`, ... */
+  readonly kind?: VerdictKind | undefined;
+  /** True only when the probe passed. */
   readonly ok: boolean;
   readonly reason: string;
   readonly status: number;
@@ -28,6 +36,9 @@ export interface CanaryResult {
 /** One run of the smoke canary against a target. */
 export interface CanaryRun {
   readonly attempt: number;
+  /** passed (every probe passed or was skipped), failed (one failed) or error (no failure, but one got no answer); absent: read from `ok`. */
+  readonly verdict?: RunVerdict | undefined;
+  /** True only when the verdict is passed. */
   readonly ok: boolean;
   readonly at: number;
   readonly trigger: string;
@@ -35,6 +46,12 @@ export interface CanaryRun {
   readonly results: readonly CanaryResult[];
   /** Why the run could not happen at all (no model listed, API key file unreadable). */
   readonly error?: string | undefined;
+  /** A try of the first run after ready that got no answer and will be tried again. */
+  readonly retrying?: boolean | undefined;
+  /** Which try of the run this is (the first run after ready is tried again while it gets no answer). */
+  readonly try?: number | undefined;
+  /** What the canary knew of the server (its context, whether it parses tool calls, and where it read them). */
+  readonly capabilities?: ServerCapabilities | null | undefined;
 }
 
 /** A GPU's memory in use, for the history. */
@@ -102,4 +119,5 @@ export type TargetChange =
   | { readonly type: 'stall_state'; readonly stalled: boolean; readonly lastProgressAt: number | null }
   | { readonly type: 'buffering'; readonly attempt: number; readonly at: number; readonly buffered: boolean; readonly message: string }
   | { readonly type: 'canary_started'; readonly trigger: string }
-  | { readonly type: 'canary'; readonly run: CanaryRun; readonly current: boolean };
+  /** A canary run ended; `gate` is the canary half of the gate after it (for the run's own attempt). */
+  | { readonly type: 'canary'; readonly run: CanaryRun; readonly current: boolean; readonly gate: GateState | null; readonly closeAfterErrors: number };

@@ -17,12 +17,15 @@ import { estimateLoad, type Estimate } from '../estimate/progress.js';
 import { deadlinesOf, risksOf, type Risk } from '../estimate/risk.js';
 import { fingerprintOf, type Fingerprint, type LoadRecord } from '../history/records.js';
 import type { GpuDevice, GpuProcess, GpuSample, Observation, SourceName, UnitState } from '../sources/source.js';
-import type { ReadinessStatus, TargetStatus } from '../state/target-status.js';
+import { hintsFromArgv, hintsFromLine, mergeHints, type ServerHints } from '../probes/capabilities.js';
+import type { RunVerdict } from '../probes/verdict.js';
+import type { CanaryGateStatus, ReadinessStatus, TargetStatus } from '../state/target-status.js';
 import { loadingPhases, type CrashReason, type LoadingPhase, type Phase } from '../types.js';
 import { ActivityTracker } from './activity.js';
 import type { CanaryRun, GpuUse, TargetChange } from './changes.js';
 import { BufferingDetector } from './buffering.js';
 import { progressGpuBytes, processSeries, resolveGpus, targetGpuMemory, type ResolvedGpus } from './gpu-attribution.js';
+import { gateVerdict, initialGate, nextGate, type GateState } from './gate.js';
 import { HealthRule } from './health-rule.js';
 import { unitExit } from './unit-exit.js';
 import { learnable } from './learnable.js';
@@ -89,6 +92,11 @@ export class TargetJudge {
   private stallInfo: { phase: Phase; silentMs: number; budgetMs: number; budgetSource: StallBudget['source']; hint: string } | null = null;
   private canary: CanaryRun | null = null;
   private canaryRunning: { trigger: string; since: number } | null = null;
+  /** The canary half of the gate of the current attempt (hysteresis once verified). */
+  private canaryGate: GateState = initialGate(0);
+  /** What the command line and the startup lines of the current attempt say the server can do. */
+  private argvHints: ServerHints = {};
+  private lineHints: ServerHints = {};
   private uncounted: { reason: CrashReason; seenAt: number; attempt: number } | null = null;
   private gpuRecordedAt = 0;
   private identityArgv: LoadIdentity = {};
@@ -260,8 +268,14 @@ export class TargetJudge {
   canaryEnded(run: CanaryRun): readonly TargetChange[] {
     this.canaryRunning = null;
     const current = run.attempt === this.attempt;
-    if (current) this.canary = run;
-    this.out.push({ type: 'canary', run, current });
+    if (current) {
+      this.canary = run;
+      const wrong = run.results.filter((r) => !r.ok && r.verdict !== 'skipped').map((r) => `${r.probe}: ${r.reason}`);
+      const verdict: RunVerdict = run.verdict ?? (run.ok ? 'passed' : 'failed');
+      const base = this.canaryGate.attempt === run.attempt ? this.canaryGate : initialGate(run.attempt);
+      this.canaryGate = nextGate(base, { attempt: run.attempt, trigger: run.trigger, verdict, summary: run.error ?? wrong.join('; '), retrying: run.retrying, at: run.at }, this.gateOptions());
+    }
+    this.out.push({ type: 'canary', run, current, gate: current ? this.canaryGate : null, closeAfterErrors: this.config.smoke.closeAfterErrors });
     if (current) this.out.push({ type: 'gpu_sample', attempt: run.attempt, samples: this.gpuSamples() });
     this.refreshGate();
     return this.take();
@@ -301,6 +315,8 @@ export class TargetJudge {
     if (o.at !== undefined && o.backlog !== true && this.buffering.observe(o.at, this.machine.lineOwnTime, o.cursor, o.line.length)) this.onBuffered(o.at);
     this.learnIdentity(o.line, version);
     this.followIdentity();
+    const hints = hintsFromLine(o.line);
+    if (hints !== null) this.lineHints = mergeHints(this.lineHints, hints);
   }
 
   private onHealth(status: number, durationMs: number, at: number, error: string | undefined): void {
@@ -369,6 +385,7 @@ export class TargetJudge {
     // Only the identity is taken from the command line: it may also hold secrets (--api-key).
     if (o.argv !== undefined) {
       this.identityArgv = identityFromArgv(o.argv);
+      this.argvHints = hintsFromArgv(o.argv);
       this.refreshFingerprint();
     }
     if (o.alive) this.out.push({ type: 'cpu', seconds: o.cpuSeconds });
@@ -508,6 +525,8 @@ export class TargetJudge {
         this.identityKnown = e.identity;
         this.buffering = new BufferingDetector();
         this.bufferingNote = null;
+        this.lineHints = {};
+        this.canaryGate = initialGate(e.attempt);
         this.identityLogs = {};
         this.fingerprint = this.computeFingerprint();
         this.activity.reset();
@@ -584,16 +603,31 @@ export class TargetJudge {
       const lost = this.healthRule.unhealthy;
       if (lost !== null) return { ready: false, reason: `unhealthy: ${lost.detail}` };
       if (!this.config.smoke.enabled) return { ready: true, reason: 'ready (smoke canary disabled)' };
-      const run = this.canary;
-      if (run === null || run.attempt !== this.attempt) {
-        return { ready: false, reason: this.canaryRunning ? 'ready, smoke canary running' : 'ready, waiting for the smoke canary' };
-      }
-      if (run.ok) return { ready: true, reason: 'ready and verified by the smoke canary' };
-      const failed = run.results.filter((r) => !r.ok).map((r) => `${r.probe}: ${r.reason}`);
-      return { ready: false, reason: `smoke canary failed: ${run.error ?? failed.join('; ')}` };
+      const v = gateVerdict(this.currentGate(), this.canaryRunning, this.gateOptions());
+      return { ready: v.verified, reason: v.reason };
     }
     if (phase === 'crashed') return { ready: false, reason: `crashed: ${this.machine.crashInfo?.reason ?? 'unknown'}` };
     return { ready: false, reason: phase === 'down' ? 'not started' : `loading (${phase})` };
+  }
+
+  private gateOptions(): { closeAfterErrors: number } {
+    return { closeAfterErrors: this.config.smoke.closeAfterErrors };
+  }
+
+  private currentGate(): GateState {
+    return this.canaryGate.attempt === this.attempt ? this.canaryGate : initialGate(this.attempt);
+  }
+
+  /** The canary half of the gate, as the API and events show it. */
+  private gateStatus(): CanaryGateStatus {
+    const g = this.currentGate();
+    const v = gateVerdict(g, this.canaryRunning, this.gateOptions());
+    return { verified: v.verified, reason: v.reason, consecutiveErrors: g.consecutiveErrors, closeAfterErrors: this.config.smoke.closeAfterErrors, closedBy: g.closedBy, verifiedAt: iso(g.verifiedAt) };
+  }
+
+  /** What the server's command line and startup lines say it can do (flags and numbers only: no secrets). */
+  serverHints(): ServerHints {
+    return mergeHints(this.argvHints, this.lineHints);
   }
 
   private refreshGate(): void {
@@ -758,6 +792,7 @@ export class TargetJudge {
       canary: {
         running: this.canaryRunning !== null,
         last: this.canary === null ? null : { ...this.canary, at: iso(this.canary.at), results: this.canary.results.map((r) => ({ ...r, at: iso(r.at) })) },
+        gate: this.gateStatus(),
       },
       health: this.health === null ? null : { ...this.health, at: iso(this.health.at), up: this.health.status === 200 },
       gpus,

@@ -3,6 +3,7 @@
  * that imports prom-client; the daemon calls the semantic setters below and the server renders.
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { verdictClasses as smokeVerdicts } from '../probes/verdict.js';
 import { crashReasons, lineClasses, phaseCode, phases, progressBases, type CrashReason, type LineClass, type Phase, type ProgressBasis } from '../types.js';
 
 /** Buckets for load durations: 30 s to 2 h (1T-parameter loads take 13 to 36 minutes). */
@@ -50,6 +51,8 @@ export class Metrics {
   private readonly smokeTtft = this.gauge('modelwatch_smoke_ttft_seconds', 'Time to first token of the last run of a canary probe.', ['target', 'probe']);
   private readonly smokeTps = this.gauge('modelwatch_smoke_output_tokens_per_second', 'Output tokens per second of the last run of a canary probe.', ['target', 'probe']);
   private readonly smokeLast = this.gauge('modelwatch_smoke_last_run_timestamp_seconds', 'When a canary probe last ran (Unix time).', ['target', 'probe']);
+  private readonly smokeVerdict = this.gauge('modelwatch_smoke_verdict', `Verdict of the last run of a canary probe: one series, 1, labelled with it (${smokeVerdicts.join(', ')}). A skipped probe (cannot apply to the server) has no smoke_success series.`, ['target', 'probe', 'verdict']);
+  private readonly smokeErrors = this.gauge('modelwatch_smoke_consecutive_errors', 'Runs of the canary in a row, since the gate last verified the target, that ended in error (no answer); the gate closes at smoke.closeAfterErrors.', ['target']);
   private readonly cpuSeen = new Map<string, number>();
   private readonly restartsSeen = new Map<string, number>();
   private diskSeen: number | undefined;
@@ -201,14 +204,32 @@ export class Metrics {
     if (h.load1 !== null) this.hostLoad.set(h.load1);
   }
 
-  /** The result of one canary probe. */
-  setSmoke(target: string, r: { probe: string; ok: boolean; latencyMs: number | null; ttftMs: number | null; tokensPerSecond: number | null; at: number }): void {
+  /**
+   * The result of one canary probe. A skipped probe (it cannot apply to the server) removes its
+   * `smoke_success`, duration, time-to-first-token and tokens/s series: it did not run, so it
+   * neither passed (1) nor failed (0); `smoke_verdict{verdict="skipped"}` is 1 and the last-run
+   * time is set. A run without a verdict (an older result) counts `ok` as passed or failed.
+   */
+  setSmoke(target: string, r: { probe: string; ok: boolean; verdict?: string | undefined; latencyMs: number | null; ttftMs: number | null; tokensPerSecond: number | null; at: number }): void {
     const labels = { target, probe: r.probe };
-    this.smokeSuccess.set(labels, r.ok ? 1 : 0);
+    const verdict = r.verdict ?? (r.ok ? 'passed' : 'failed');
+    // One series per probe (its verdict), not one per verdict: four times fewer series to scrape.
+    for (const v of smokeVerdicts) if (v !== verdict) this.smokeVerdict.remove({ ...labels, verdict: v });
+    this.smokeVerdict.set({ ...labels, verdict }, 1);
+    this.smokeLast.set(labels, r.at / 1000);
+    if (verdict === 'skipped') {
+      for (const g of [this.smokeSuccess, this.smokeDuration, this.smokeTtft, this.smokeTps]) g.remove(labels);
+      return;
+    }
+    this.smokeSuccess.set(labels, verdict === 'passed' ? 1 : 0);
     if (r.latencyMs !== null) this.smokeDuration.set(labels, r.latencyMs / 1000);
     if (r.ttftMs !== null) this.smokeTtft.set(labels, r.ttftMs / 1000);
     if (r.tokensPerSecond !== null) this.smokeTps.set(labels, r.tokensPerSecond);
-    this.smokeLast.set(labels, r.at / 1000);
+  }
+
+  /** Canary runs in a row that ended in error since the gate last verified the target. */
+  setSmokeErrors(target: string, n: number): void {
+    this.smokeErrors.set({ target }, n);
   }
 
   /** Whether a source observes normally. */

@@ -7,7 +7,7 @@
 import type { TargetStatus } from '../state/target-status.js';
 import {
   canaryWaitingText, counterLabel, isLoading, lastProgressText, loadText, pastLoadsText, phaseAge, risksAtRisk, stallBudgetText, stallText,
-  startNotSeenText, unhealthyFlag, unhealthyText,
+  probeWord, startNotSeenText, unhealthyFlag, unhealthyText,
 } from '../status/describe.js';
 import { duration, gib, percent, secondsSince, unknown } from '../status/format.js';
 import { bar, el, flag, phaseClass, row, text } from './dom.js';
@@ -85,7 +85,7 @@ function canaryPanel(t: TargetStatus, now: number): HTMLDivElement {
       const tr = el('tr');
       tr.append(
         el('td', null, r.probe),
-        el('td', r.ok ? 'pass' : 'fail', r.ok ? 'PASS' : 'FAIL'),
+        el('td', probeWord(r) === 'PASS' ? 'pass' : probeWord(r) === 'SKIP' ? 'dim' : 'fail', probeWord(r)),
         el('td', null, ms(r.latencyMs)),
         el('td', null, ms(r.ttftMs)),
         el('td', null, r.tokensPerSecond === null ? unknown : r.tokensPerSecond.toFixed(1)),

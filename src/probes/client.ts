@@ -1,13 +1,16 @@
 /**
  * A small OpenAI-compatible client for the smoke canary (vLLM, SGLang, TGI, llama.cpp server):
  * one chat completion, streamed when the server streams (to measure time to first token and output
- * tokens per second) and read whole when it answers plain JSON, and the served model list. It never
- * throws: every outcome is a value. Transport failures (refused, reset, timeout, HTTP 5xx) are
- * retried with backoff; answers, right or wrong, are not. The API key is sent as a bearer token and
- * scrubbed from every text this module returns.
+ * tokens per second) and read whole when it answers plain JSON, the served model list, and the
+ * JSON of the servers' info endpoints. It never throws: every outcome is a value. Transport
+ * failures (refused, reset, timeout, HTTP 5xx) are retried with backoff; answers, right or wrong,
+ * are not, and neither are a server that failed to produce an answer nor one that is not set up
+ * for the request. The API key is sent as a bearer token and scrubbed from every text this module
+ * returns.
  */
 import { Agent, request, type Dispatcher } from 'undici';
 import { errorCode } from '../sources/health.js';
+import { isGenerationFailure, missingFeature } from './server-messages.js';
 
 /** One chat message (OpenAI shape; extra fields such as `tool_call_id` pass through). */
 export interface ChatMessage {
@@ -45,8 +48,14 @@ export interface ChatCompletion {
   readonly raw: unknown;
 }
 
-/** Why a request got no usable answer. */
-export type ChatErrorKind = 'refused' | 'reset' | 'timeout' | 'http' | 'malformed' | 'too_large' | 'stream_error' | 'aborted' | 'transport';
+/**
+ * Why a request got no usable answer. `server_error`: the server took the request and failed to
+ * produce an answer from what the model generated (an HTTP 5xx saying so, or an error event in
+ * the middle of a stream); `unsupported`: the server refused because it is not set up for what
+ * the request needs (tools without a tool-call parser, a prompt over its context); `http`: any
+ * other non-2xx status.
+ */
+export type ChatErrorKind = 'refused' | 'reset' | 'timeout' | 'http' | 'malformed' | 'too_large' | 'server_error' | 'unsupported' | 'aborted' | 'transport';
 
 /** A request that got no usable answer after every attempt. */
 export interface ClientFailure {
@@ -82,8 +91,11 @@ export interface ChatSuccess {
 /** The outcome of {@link chatCompletion}. */
 export type ChatResult = ChatSuccess | ClientFailure;
 
-/** The outcome of {@link listModels}. */
-export type ModelsResult = { readonly ok: true; readonly status: number; readonly models: readonly string[]; readonly attempts: number } | ClientFailure;
+/** The outcome of {@link listModels}; `raw` is the parsed body (vLLM's `max_model_len`, llama.cpp's `meta.n_ctx` are read from it). */
+export type ModelsResult = { readonly ok: true; readonly status: number; readonly models: readonly string[]; readonly raw: unknown; readonly attempts: number } | ClientFailure;
+
+/** The outcome of {@link getJson}. */
+export type JsonResult = { readonly ok: true; readonly status: number; readonly value: unknown } | ClientFailure;
 
 /** Where and how to send requests. */
 export interface ClientOptions {
@@ -139,7 +151,8 @@ function failure(status: number, kind: ChatErrorKind, error: string): Failure {
 }
 
 function retryable(f: Failure): boolean {
-  if (f.kind === 'http') return f.status >= 500;
+  // 408 and 429: the server asks to come back later.
+  if (f.kind === 'http') return f.status >= 500 || f.status === 408 || f.status === 429;
   return f.kind === 'refused' || f.kind === 'reset' || f.kind === 'timeout' || f.kind === 'transport';
 }
 
@@ -257,8 +270,10 @@ async function attempt<T>(o: ClientOptions, method: 'GET' | 'POST', path: string
     const contentType = (Array.isArray(type) ? type[0] : type) ?? '';
     const res: Response = { status, contentType, chunks: response.body as AsyncIterable<Buffer>, started };
     if (status < 200 || status > 299) {
-      const message = await text(res, Math.min(cap, 64 * 1024)).catch(() => '');
-      return failure(status, 'http', `HTTP ${status}${message === '' ? '' : `: ${oneLine(errorMessage(message))}`}`);
+      const body = await text(res, Math.min(cap, 64 * 1024)).catch(() => '');
+      const message = errorMessage(body);
+      const kind: ChatErrorKind = isGenerationFailure(message) ? 'server_error' : missingFeature(message) !== null ? 'unsupported' : 'http';
+      return failure(status, kind, `HTTP ${status}${body === '' ? '' : `: ${oneLine(message)}`}`);
     }
     return await read(res);
   } catch (err) {
@@ -375,7 +390,8 @@ async function readStream(res: Response, cap: number): Promise<ChatSuccess | Fai
       return failure(res.status, 'malformed', `a streamed chunk is not JSON: ${oneLine(data, 80)}`);
     }
     if (!isRecord(v)) return failure(res.status, 'malformed', 'a streamed chunk is not an object');
-    if (v['error'] !== undefined) return failure(res.status, 'stream_error', `error in the stream: ${oneLine(errorMessage(data))}`);
+    // The server took the request and began to answer: an error now is its own failure to answer.
+    if (v['error'] !== undefined) return failure(res.status, 'server_error', `error event in the stream: ${oneLine(errorMessage(data))}`);
     st.id ??= str(v['id']);
     st.model ??= str(v['model']);
     st.created ??= num(v['created']);
@@ -514,7 +530,23 @@ export async function listModels(options: ClientOptions): Promise<ModelsResult> 
     const data = isRecord(v) ? v['data'] : undefined;
     if (!Array.isArray(data)) return failure(res.status, 'malformed', 'the model list has no data array');
     const models = data.filter(isRecord).map((m) => str(m['id'])).filter((m): m is string => m !== null);
-    return { ok: true as const, status: res.status, models, attempts: 1 };
+    return { ok: true as const, status: res.status, models, raw: v, attempts: 1 };
+  });
+}
+
+/**
+ * One GET of a JSON endpoint (`/props`, `/get_server_info`), one attempt, the body capped at
+ * 1 MiB. Never rejects; a 404 or a body that is not JSON is a failure like any other.
+ */
+export async function getJson(options: ClientOptions, path: string): Promise<JsonResult> {
+  const cap = Math.min(options.maxBodyBytes ?? defaultMaxResponseBytes, 1024 * 1024);
+  return withRetries({ ...options, attempts: 1 }, 'GET', path, undefined, async (res) => {
+    const body = await text(res, cap);
+    try {
+      return { ok: true as const, status: res.status, value: JSON.parse(body) as unknown };
+    } catch {
+      return failure(res.status, 'malformed', `not JSON: ${oneLine(body, 80)}`);
+    }
   });
 }
 

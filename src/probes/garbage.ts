@@ -5,6 +5,7 @@
  * would hold back a healthy server.
  */
 import { deflateRawSync } from 'node:zlib';
+import { familyShares, glueCount, isStray, letterRuns } from './scripts.js';
 
 /** The verdict of {@link checkGarbage}: `reason` says what was wrong (null when ok). */
 export interface GarbageVerdict {
@@ -40,8 +41,13 @@ function checkNonPrintable(text: string): GarbageVerdict {
   return m ? fail(`non-printable character ${describeChar(m[0])} in the answer`) : pass;
 }
 
+/** The text outside fenced code blocks: ASCII art and tables of symbols inside them are content. */
+function outsideCode(text: string): string {
+  return text.replace(/```[\s\S]*?(```|$)/gu, ' ');
+}
+
 function checkRuns(text: string): GarbageVerdict {
-  const visible = text.replace(/\s+/gu, '');
+  const visible = outsideCode(text).replace(/\s+/gu, '');
   if (visible === '') return pass;
   let inRuns = 0;
   let example = '';
@@ -57,32 +63,47 @@ function checkRuns(text: string): GarbageVerdict {
   return pass;
 }
 
-function words(text: string): string[] {
-  return text.toLowerCase().split(/\s+/u).filter((w) => w !== '');
-}
+/** The longest block repeated back to back that a loop is looked for in (characters). */
+export const maxLoopPeriod = 400;
+/** A block repeated back to back this many times is a loop. */
+export const minLoopRepeats = 4;
 
-function checkRepetition(text: string): GarbageVerdict {
-  const ws = words(text);
-  if (ws.length >= 12) {
-    for (let n = 1; n <= 8 && n * 4 <= ws.length; n += 1) {
-      const counts = new Map<string, number>();
-      let best = 0;
-      let bestGram = '';
-      for (let i = 0; i + n <= ws.length; i += 1) {
-        const gram = ws.slice(i, i + n).join(' ');
-        const c = (counts.get(gram) ?? 0) + 1;
-        counts.set(gram, c);
-        if (c > best) {
-          best = c;
-          bestGram = gram;
+/**
+ * The longest stretch of `s` that is one block repeated back to back (periods of 2 to
+ * {@link maxLoopPeriod} characters): a model stuck in a loop writes exactly that, while lists
+ * whose items share a prefix, tables and step-by-step sums never repeat a whole block.
+ */
+function longestLoop(s: string): { block: string; repeats: number; length: number } | null {
+  const chars = Array.from(s);
+  let best: { block: string; repeats: number; length: number } | null = null;
+  const limit = Math.min(maxLoopPeriod, Math.floor(chars.length / minLoopRepeats));
+  for (let p = 2; p <= limit; p += 1) {
+    let run = 0;
+    for (let i = 0; i + p < chars.length; i += 1) {
+      if (chars[i] === chars[i + p]) {
+        run += 1;
+        const length = run + p;
+        if (length >= p * minLoopRepeats && (best === null || length > best.length)) {
+          best = { block: chars.slice(i + p - length + 1, i + p - length + 1 + p).join(''), repeats: Math.floor(length / p), length };
         }
-      }
-      // One n-gram repeated at least 4 times and covering most of the words is a loop, not prose.
-      if (best >= 4 && best * n * 2 > ws.length) {
-        const shown = bestGram.length > 40 ? `${bestGram.slice(0, 40)}...` : bestGram;
-        return fail(`degenerate repetition: "${shown}" repeated ${best} times`);
+      } else {
+        run = 0;
       }
     }
+  }
+  return best;
+}
+
+function checkRepetition(full: string): GarbageVerdict {
+  // Repeated lines inside a code block are content (ASCII art, a table of numbers, test cases).
+  const text = outsideCode(full);
+  const normalized = text.toLowerCase().replace(/\s+/gu, ' ').trim();
+  const loop = longestLoop(normalized);
+  // A loop that fills most of the answer; generation that starts looping goes on to max_tokens.
+  if (loop !== null && loop.length * 2 > Array.from(normalized).length) {
+    const block = loop.block.trim();
+    const shown = block.length > 40 ? `${block.slice(0, 40)}...` : block;
+    return fail(`degenerate repetition: "${shown}" repeated ${loop.repeats} times`);
   }
   const bytes = Buffer.from(text, 'utf8');
   if (bytes.length > minCompressBytes) {
@@ -92,27 +113,10 @@ function checkRepetition(text: string): GarbageVerdict {
   return pass;
 }
 
-// Alphabetic scripts whose letters never share one word in real text (homoglyph salad does).
-const scripts: readonly [string, RegExp][] = [
-  ['Latin', /\p{Script=Latin}/u],
-  ['Cyrillic', /\p{Script=Cyrillic}/u],
-  ['Greek', /\p{Script=Greek}/u],
-  ['Arabic', /\p{Script=Arabic}/u],
-  ['Hebrew', /\p{Script=Hebrew}/u],
-];
-
-function mixesScripts(word: string): boolean {
-  let seen = 0;
-  for (const [, re] of scripts) if (re.test(word)) seen += 1;
-  return seen > 1;
-}
-
-/** Why a single word looks like salad, or null. */
+/** Why a single word looks like glued tokens, or null. */
 function oddWord(word: string): string | null {
   if (!/^\p{L}+$/u.test(word)) return null;
-  if (mixesScripts(word)) return 'mixes scripts';
-  const alphabetic = /^[\p{Script=Latin}\p{Script=Cyrillic}\p{Script=Greek}]+$/u.test(word);
-  if (!alphabetic) return null;
+  if (!/^[\p{Script=Latin}\p{Script=Cyrillic}\p{Script=Greek}]+$/u.test(word)) return null;
   if (word.length > 30) return 'is very long';
   // A camel hump of 15+ lower-case letters after an upper-case one inside a word: real identifiers
   // are made of short parts (getElementById), salad glues whole tokens ("MethodInfoyageegebensatunya").
@@ -120,7 +124,7 @@ function oddWord(word: string): string | null {
   return null;
 }
 
-function checkSalad(text: string): GarbageVerdict {
+function checkGluedWords(text: string): GarbageVerdict {
   // Words with their surrounding punctuation stripped; tokens with inner punctuation are code or URLs.
   const tokens = text.split(/\s+/u).map((w) => w.replace(/^[\p{P}\p{S}]+|[\p{P}\p{S}]+$/gu, '')).filter((w) => w !== '');
   if (tokens.length === 0) return pass;
@@ -140,15 +144,54 @@ function checkSalad(text: string): GarbageVerdict {
   return pass;
 }
 
+/** Two glued places, in at least one word of 25, make salad (real text of any length has almost none). */
+export const minGlued = 2;
+/** So many glued places make salad at any length. */
+export const manyGlued = 5;
+
+function examples(items: readonly string[]): string {
+  return [...new Set(items)].slice(0, 3).map((t) => JSON.stringify(t.length > 24 ? `${t.slice(0, 24)}...` : t)).join(', ');
+}
+
+function checkMixedScripts(text: string): GarbageVerdict {
+  const runs = letterRuns(text);
+  if (runs.length === 0) return pass;
+  const shares = familyShares(runs);
+  const words = text.split(/\s+/u).filter((w) => w !== '').length;
+  const glued: string[] = [];
+  let glue = 0;
+  for (const r of runs) {
+    const n = glueCount(r, shares);
+    if (n > 0) glued.push(r.text);
+    glue += n;
+  }
+  // A foreign fragment that comes back ("杯伝" discussed at length) is a cited word, not noise.
+  const strays = [...new Set(runs.filter((r) => isStray(r, shares)).map((r) => r.text))].filter((t) => text.split(t).length === 2);
+  const noStructure = !/[.!?。！？;:\n]/u.test(text);
+  const evidence = glue + strays.length;
+  const salad =
+    (glue >= minGlued && glue * 25 >= words) || glue >= manyGlued || evidence >= 3 || (evidence >= 1 && noStructure && words >= 8);
+  if (!salad) return pass;
+  if (glued.length > 0) {
+    return fail(`word salad: ${glued.length === 1 ? 'a word glues' : `${glued.length} words glue`} letters of different scripts (${examples(glued)})${strays.length > 0 ? `, and stray fragments of other scripts (${examples(strays)})` : ''}`);
+  }
+  return fail(`word salad: stray fragments of scripts the text does not use (${examples(strays)})${noStructure ? ' and no sentence structure' : ''}`);
+}
+
 /**
  * Checks one answer text. Fails on: no text (null or only white space), non-printable characters
  * (controls other than tab and newlines, U+FFFD), runs of one character (8 or more) making up most
- * of the text, a word n-gram looping over most of the text or a long text deflating below 20%, and
- * multilingual word salad (glued or script-mixing words with repeated tokens or no sentence).
+ * of the text, one block repeated back to back (4 times or more) over most of the text or a long
+ * text deflating below 20% (both outside fenced code blocks), and
+ * word salad: letters of different scripts glued inside words (two such places, at least one per
+ * 25 words, or five anywhere), stray one- or two-letter fragments of scripts the text does not
+ * otherwise use, or glued tokens (camel humps of 15+ letters, words over 30 letters) with repeated
+ * tokens or no sentence. Scripts that real text joins without a space (Chinese, Japanese, Korean,
+ * Thai beside Latin), units (kΩ) and phonetic notation are not glue.
  */
 export function checkGarbage(text: string | null | undefined): GarbageVerdict {
   if (text === null || text === undefined || text.trim() === '') return fail('empty answer');
-  for (const check of [checkNonPrintable, checkRuns, checkRepetition, checkSalad]) {
+  for (const check of [checkNonPrintable, checkRuns, checkRepetition, checkMixedScripts, checkGluedWords]) {
     const verdict = check(text);
     if (!verdict.ok) return verdict;
   }

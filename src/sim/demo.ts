@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { validateConfigText } from '../config/load.js';
 import { startDaemon, type Daemon } from '../daemon.js';
+import { probeWord } from '../status/describe.js';
 import { generateLoad, type LoadScenario, type SimGpuState, type SimLoad } from './load.js';
 import { startSimServer, type SimServer } from './server.js';
 
@@ -405,7 +406,7 @@ export async function runDemo(options: DemoOptions): Promise<number> {
       const run = v.canary.last;
       if (run !== null && run.at !== seen.canary) {
         seen.canary = run.at;
-        const results = run.results.map((r) => (r.ok ? paint('green', `PASS ${r.probe}`) : paint('red', `FAIL ${r.probe} (${r.reason})`)));
+        const results = run.results.map((r) => (r.ok ? paint('green', `PASS ${r.probe}`) : paint(probeWord(r) === 'SKIP' ? 'dim' : 'red', `${probeWord(r)} ${r.probe} (${r.reason})`)));
         events.push(event(`smoke canary: ${run.ok ? paint('green', 'passed') : paint('red', 'failed')}${results.length > 0 ? `: ${results.join(', ')}` : ''}${run.error === null || run.error === undefined ? '' : ` (${run.error})`}`));
       }
       // Every change of code, and of reason once the load has ended; not each loading phase again.
@@ -518,7 +519,7 @@ function statusBlock(v: TargetView, gate: number, wall: number, speed: number, p
     ? 'running...'
     : run === null
       ? paint('dim', 'waits for ready')
-      : run.results.map((r) => (r.ok ? paint('green', `PASS ${r.probe}`) : paint('red', `FAIL ${r.probe}`))).join('  ') || (run.error ?? '');
+      : run.results.map((r) => (r.ok ? paint('green', `PASS ${r.probe}`) : paint(probeWord(r) === 'SKIP' ? 'dim' : 'red', `${probeWord(r)} ${r.probe}`))).join('  ') || (run.error ?? '');
   const stall = v.stalled
     ? paint('yellow', `STALLED in ${v.stall?.phase ?? v.phase} (no progress for ${human((v.stall?.silentMs ?? 0) / 1000)})`)
     : paint('dim', 'no');

@@ -38,7 +38,8 @@ export const simAnswerModes = ['correct', 'garbage-salad', 'garbage-bang', 'brok
  * - `garbage-bang`: "!!!!!!!!!!!!!!!!" (a broken tensor-parallel shard);
  * - `broken-tool`: tool calls whose arguments are not JSON; plain questions answered correctly;
  * - `no-tool`: plain text instead of a tool call; plain questions answered correctly;
- * - `nondeterministic`: like `correct`, but two answers at temperature 0 differ;
+ * - `nondeterministic`: like `correct`, but two answers at temperature 0 differ from their first
+ *   word on (drift: a broken server, unlike the late token of {@link SimServerOptions.lateTokenDrift});
  * - `slow`: like `correct` after `slowMs`;
  * - `http-500`: vLLM's 500 error body;
  * - `malformed-json`: a 200 whose body (or streamed chunk) is cut-off JSON.
@@ -56,7 +57,13 @@ export interface SimChatRequest {
   readonly body: Readonly<Record<string, unknown>>;
 }
 
-/** Options of {@link startSimServer}. */
+/**
+ * Options of {@link startSimServer}. The last group shapes the server like a stock one (as
+ * `vllm serve MODEL` runs without tool flags), each checked against what the real servers answer
+ * (see test/sim/server.test.ts): no tool-call parser, a small context, late-token nondeterminism
+ * under batching, a slow first answer after ready, and (for the multi-turn probe) a server that
+ * drops the conversation history.
+ */
 export interface SimServerOptions {
   /** Default `127.0.0.1`. */
   readonly host?: string | undefined;
@@ -84,7 +91,28 @@ export interface SimServerOptions {
   readonly chunkDelayMs?: number | undefined;
   /** When set, `/v1/*` requests without `Authorization: Bearer <apiKey>` get 401 (like `vllm serve --api-key`). */
   readonly apiKey?: string | undefined;
+  /**
+   * False: vLLM started without `--enable-auto-tool-choice --tool-call-parser`: a request with
+   * tools gets vLLM's HTTP 400 `"auto" tool choice requires --enable-auto-tool-choice and
+   * --tool-call-parser to be set`. Default true.
+   */
+  readonly toolParser?: boolean | undefined;
+  /**
+   * The context (`--max-model-len`), reported by `/v1/models` as `max_model_len`; a prompt (4
+   * characters a token, plus 8 for the template) plus `max_tokens` over it gets vLLM's HTTP 400
+   * `This model's maximum context length is N tokens. However, you requested ...`. Default 65536.
+   */
+  readonly maxModelLen?: number | undefined;
+  /** True: two answers at temperature 0 differ in their last word only (vLLM under batching). */
+  readonly lateTokenDrift?: boolean | undefined;
+  /** Chat completions that arrive within this long of becoming ready are held until it has passed (a first request that compiles). */
+  readonly warmupMs?: number | undefined;
+  /** True: only the last message of a chat is read (a broken chat template that drops the history). */
+  readonly ignoreHistory?: boolean | undefined;
 }
+
+/** The simulator shaped as a stock `vllm serve MODEL`: no tool flags, the model's own context, late-token nondeterminism. */
+export const stockVllmShape: SimServerOptions = { toolParser: false, lateTokenDrift: true };
 
 /** A running simulated server. */
 export interface SimServer {
@@ -171,6 +199,14 @@ export async function startSimServer(options: SimServerOptions = {}): Promise<Si
   const chunkDelayMs = options.chunkDelayMs ?? 2;
   const apiKey = options.apiKey;
   let answerMode: SimAnswerMode = options.answerMode ?? 'correct';
+  const toolParser = options.toolParser ?? true;
+  const maxModelLen = options.maxModelLen ?? 65536;
+  const lateTokenDrift = options.lateTokenDrift ?? false;
+  const warmupMs = options.warmupMs ?? 0;
+  const ignoreHistory = options.ignoreHistory ?? false;
+  let lateCount = 0;
+  // When the server last became ready: the warm-up counts from there.
+  let readySince = Date.now();
   let nondeterministicCount = 0;
   let activeChats = 0;
   let maxConcurrentChats = 0;
@@ -224,7 +260,7 @@ export async function startSimServer(options: SimServerOptions = {}): Promise<Si
         owned_by: 'vllm',
         root: model,
         parent: null,
-        max_model_len: 65536,
+        max_model_len: maxModelLen,
         permission: [{
           id: `modelperm-${randomHex(16)}`,
           object: 'model_permission',
@@ -258,7 +294,8 @@ export async function startSimServer(options: SimServerOptions = {}): Promise<Si
 
   /** What the model "says" to a request in the current answer mode. */
   function compose(request: Readonly<Record<string, unknown>>): Answer {
-    const messages = Array.isArray(request['messages']) ? (request['messages'] as unknown[]) : [];
+    const all = Array.isArray(request['messages']) ? (request['messages'] as unknown[]) : [];
+    const messages = ignoreHistory ? all.slice(-1) : all;
     const prompt = messages.map(textOf).join('\n');
     const question = textOf(messages.at(-1));
     const tools = Array.isArray(request['tools']) ? (request['tools'] as unknown[]) : [];
@@ -289,6 +326,17 @@ export async function startSimServer(options: SimServerOptions = {}): Promise<Si
     } else if (needle !== undefined) {
       content = `The secret code is ${needle}.`;
       reasoning = `The text mentions the code ${needle}.`;
+    } else if (/\bremember the number\b/i.test(question)) {
+      content = 'OK.';
+      reasoning = 'The user wants me to remember a number.';
+    } else if (/\bnumber did I ask you to remember\b/i.test(question)) {
+      const earlier = messages.slice(0, -1).map(textOf).join('\n');
+      const told = [...earlier.matchAll(/\bnumber (\d{3,})\b/gi)].at(-1)?.[1];
+      content = told === undefined ? 'I do not know which number you mean; you have not told me one.' : `${told}.`;
+      reasoning = told === undefined ? 'There is no earlier message with a number.' : `Earlier the user said ${told}.`;
+    } else if (/eiffel tower/i.test(question)) {
+      content = 'The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in Paris, completed in 1889 for the World Fair. It stands about 330 metres tall and is one of the most visited monuments in the world.';
+      reasoning = 'The user wants two sentences about the Eiffel Tower.';
     } else if (/capital of france/i.test(question)) {
       content = 'The capital of France is Paris.';
       reasoning = 'The user asks for the capital of France. It is Paris.';
@@ -298,7 +346,11 @@ export async function startSimServer(options: SimServerOptions = {}): Promise<Si
     }
     if (answerMode === 'nondeterministic' && temperature === 0) {
       nondeterministicCount += 1;
-      content += ` ${variations[nondeterministicCount % variations.length] ?? ''}`;
+      content = `${variations[nondeterministicCount % variations.length] ?? ''} ${content}`;
+    } else if (lateTokenDrift && temperature === 0) {
+      // Under batching a near-tie flips late: the last word differs, the rest is the same.
+      lateCount += 1;
+      content = content.replace(/(\S+)$/, (last) => (lateCount % 2 === 0 ? last : `${last.replace(/[.!?]$/, '')}, today.`));
     }
     return { content, reasoning, toolCalls: [], finishReason: 'stop' };
   }
@@ -410,6 +462,33 @@ export async function startSimServer(options: SimServerOptions = {}): Promise<Si
     const mode = answerMode;
     if (mode === 'http-500') {
       json(res, 500, { object: 'error', message: 'EngineCore encountered an issue. See stack trace (above) for the root cause.', type: 'InternalServerError', param: null, code: 500 });
+      return;
+    }
+    if (warmupMs > 0 && Date.now() < readySince + warmupMs) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, readySince + warmupMs - Date.now());
+        res.on('close', () => { clearTimeout(timer); resolve(); });
+      });
+      if (res.destroyed) return;
+    }
+    const tools = Array.isArray(request['tools']) ? (request['tools'] as unknown[]) : [];
+    if (!toolParser && tools.length > 0 && request['tool_choice'] !== 'none') {
+      // vLLM since 0.10.1 nests its errors under "error" (the OpenAI shape).
+      json(res, 400, { error: { message: '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set', type: 'BadRequestError', param: null, code: 400 } });
+      return;
+    }
+    const asked = Array.isArray(request['messages']) ? (request['messages'] as unknown[]).map(textOf).join('\n') : '';
+    const promptTokens = tokens(asked) + 8;
+    const completion = typeof request['max_tokens'] === 'number' ? request['max_tokens'] : 0;
+    if (promptTokens + completion > maxModelLen) {
+      json(res, 400, {
+        error: {
+          message: `This model's maximum context length is ${maxModelLen} tokens. However, you requested ${promptTokens + completion} tokens (${promptTokens} in the messages, ${completion} in the completion). Please reduce the length of the messages or completion.`,
+          type: 'BadRequestError',
+          param: null,
+          code: 400,
+        },
+      });
       return;
     }
     const stream = request['stream'] === true && streaming;
@@ -559,6 +638,7 @@ export async function startSimServer(options: SimServerOptions = {}): Promise<Si
     setMode(next: SimMode): Promise<void> {
       const step = pending.then(async () => {
         if (closed) throw new Error('simulated server is closed');
+        if (next === 'ready' && mode !== 'ready') readySince = Date.now();
         mode = next;
         if (next === 'loading') await stopListening();
         else if (!listening) await listen(port);

@@ -3,7 +3,7 @@
  * the `type`): changes of its typed state, made by the judging core and only read by outputs.
  */
 import type { CrashReason, LoadingPhase, Phase } from '../types.js';
-import type { CanaryRunStatus } from './target-status.js';
+import type { CanaryGateStatus, CanaryRunStatus } from './target-status.js';
 
 interface Base {
   readonly target: string;
@@ -101,6 +101,8 @@ export interface BufferingEvent extends Base {
 /** A canary run ended. */
 export interface CanaryEvent extends Omit<CanaryRunStatus, 'at'>, Base {
   readonly type: 'canary';
+  /** The canary half of the gate after this run; null for a run of an attempt already replaced. */
+  readonly gate: CanaryGateStatus | null;
 }
 
 /** Every event a target publishes. */

@@ -80,6 +80,8 @@ export interface ProbeResultStatus {
   readonly ok: boolean;
   /** `passed`, `failed`, `skipped` or `error`, where the canary says. */
   readonly verdict?: string | undefined;
+  /** Its cause: `garbage`, `server_error`, `not_applicable`, `timeout`, ... */
+  readonly kind?: string | undefined;
   readonly reason: string;
   readonly status: number;
   readonly latencyMs: number | null;
@@ -94,18 +96,37 @@ export interface ProbeResultStatus {
 /** One canary run. */
 export interface CanaryRunStatus {
   readonly attempt: number;
+  /** `passed`, `failed` or `error` (no answer), where the canary says. */
+  readonly verdict?: string | undefined;
   readonly ok: boolean;
   readonly at: string | null;
   readonly trigger: string;
   readonly model: string | null;
   readonly results: readonly ProbeResultStatus[];
   readonly error?: string | undefined;
+  readonly retrying?: boolean | undefined;
+  readonly try?: number | undefined;
+  /** What the canary knew of the server (context, tool-call parser) and where it read it. */
+  readonly capabilities?: unknown;
+}
+
+/** The canary half of the gate: with hysteresis once verified. */
+export interface CanaryGateStatus {
+  readonly verified: boolean;
+  readonly reason: string;
+  /** Scheduled runs in a row that got no answer; `closeAfterErrors` of them close a verified gate. */
+  readonly consecutiveErrors: number;
+  readonly closeAfterErrors: number;
+  /** What closed a verified gate: a wrong answer (`failed`) or runs without answers (`errors`). */
+  readonly closedBy: 'failed' | 'errors' | null;
+  readonly verifiedAt: string | null;
 }
 
 /** The canary of the current attempt. */
 export interface CanaryStatus {
   readonly running: boolean;
   readonly last: CanaryRunStatus | null;
+  readonly gate: CanaryGateStatus;
 }
 
 /** The latest health check. */

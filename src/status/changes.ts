@@ -8,7 +8,7 @@
  */
 import type { TargetEvent } from '../state/events.js';
 import type { CanaryRunStatus, CounterStatus, TargetStatus } from '../state/target-status.js';
-import { eventText, gateText, isLoading, lastProgressText, phaseAge, risksAtRisk, startNotSeenText, stallText, unhealthyText } from './describe.js';
+import { eventText, gateText, isLoading, lastProgressText, phaseAge, probeWord, risksAtRisk, startNotSeenText, stallText, unhealthyText } from './describe.js';
 import { clock, duration, gib, percent, safe } from './format.js';
 
 /** Progress is reported when it crosses one of these steps (and when it completes). */
@@ -24,7 +24,7 @@ function counterLine(name: string, c: CounterStatus): string {
 function canaryLine(run: CanaryRunStatus): string {
   const probes = run.results.map((r) => {
     const figures = [r.ttftMs === null ? '' : `ttft ${Math.round(r.ttftMs)} ms`, r.tokensPerSecond === null ? '' : `${r.tokensPerSecond.toFixed(1)} tok/s`].filter((s) => s !== '').join(', ');
-    return `${r.ok ? 'PASS' : 'FAIL'} ${safe(r.probe)}${r.ok ? '' : ` (${safe(r.reason)})`}${figures === '' ? '' : ` [${figures}]`}`;
+    return `${probeWord(r)} ${safe(r.probe)}${r.ok ? '' : ` (${safe(r.reason)})`}${figures === '' ? '' : ` [${figures}]`}`;
   });
   return `canary ${run.ok ? 'passed' : 'failed'}${run.trigger === '' ? '' : ` (${safe(run.trigger)})`}${probes.length > 0 ? `: ${probes.join('; ')}` : ''}${run.error === undefined ? '' : ` error: ${safe(run.error)}`}`;
 }

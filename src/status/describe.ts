@@ -138,3 +138,11 @@ export function eventText(e: TargetEvent): string {
       return `smoke canary ${e.ok ? 'passed' : 'failed'}${e.trigger === '' ? '' : ` (${e.trigger})`}`;
   }
 }
+
+/** How one probe's result reads: `PASS`, `FAIL`, `SKIP` (cannot apply to this server) or `ERROR` (no answer). */
+export function probeWord(r: { readonly ok: boolean; readonly verdict?: string | undefined }): 'PASS' | 'FAIL' | 'SKIP' | 'ERROR' {
+  if (r.ok || r.verdict === 'passed') return 'PASS';
+  if (r.verdict === 'skipped') return 'SKIP';
+  if (r.verdict === 'error') return 'ERROR';
+  return 'FAIL';
+}

@@ -5,7 +5,7 @@
  */
 import type { TargetEvent, TargetEventType } from '../state/events.js';
 import { crashReasons, loadingPhases, phases } from '../types.js';
-import { canaryRun } from './parse-status.js';
+import { canaryGate, canaryRun } from './parse-status.js';
 import { bool, list, num, obj, oneOf, ratio, str } from './read-json.js';
 
 // A record, so that the compiler insists on every type of the union, and on no other.
@@ -82,7 +82,7 @@ export function parseStreamEvent(type: string, data: string): StreamedEvent | nu
         const run = canaryRun(o);
         if (run === null) return null;
         const { at: _at, ...rest } = run;
-        return { ...rest, ...base, type: kind };
+        return { ...rest, ...base, type: kind, gate: o['gate'] === null || o['gate'] === undefined ? null : canaryGate(o['gate'], run) };
       }
       default:
         return null;

@@ -7,6 +7,7 @@
  * `down`, an unknown crash reason as `unknown`. Browser-safe: no Node modules.
  */
 import type {
+  CanaryGateStatus,
   AttemptIdentityStatus, CanaryRunStatus, CounterStatus, CrashStatus, EstimateStatus, GpuStatus, HealthStatus, PhaseEntryStatus, ProbeResultStatus,
   ProcessStatus, RiskStatus, SourceStatus, StallBudgetStatus, StallStatus, TargetStatus, UnhealthyStatus, UnitStatus,
 } from '../state/target-status.js';
@@ -110,10 +111,12 @@ function probeResult(v: unknown): ProbeResultStatus | null {
   const o = obj(v);
   if (o === null) return null;
   const verdict = str(o['verdict']);
+  const kind = str(o['kind']);
   return {
     probe: str(o['probe']) ?? '?',
     ok: bool(o['ok']),
     ...(verdict === null ? {} : { verdict }),
+    ...(kind === null ? {} : { kind }),
     reason: str(o['reason']) ?? '',
     status: num(o['status']) ?? 0,
     latencyMs: num(o['latencyMs']),
@@ -126,13 +129,32 @@ function probeResult(v: unknown): ProbeResultStatus | null {
   };
 }
 
+/** The canary half of the gate; an older daemon that sends none: read from its last run. */
+export function canaryGate(v: unknown, last: CanaryRunStatus | null): CanaryGateStatus {
+  const o = obj(v);
+  const closedBy = str(o?.['closedBy']);
+  return {
+    verified: bool(o?.['verified'], last?.ok ?? false),
+    reason: str(o?.['reason']) ?? '',
+    consecutiveErrors: num(o?.['consecutiveErrors']) ?? 0,
+    closeAfterErrors: num(o?.['closeAfterErrors']) ?? 0,
+    closedBy: closedBy === 'failed' || closedBy === 'errors' ? closedBy : null,
+    verifiedAt: str(o?.['verifiedAt']),
+  };
+}
+
 /** One canary run (also the body of a `canary` event). */
 export function canaryRun(v: unknown): CanaryRunStatus | null {
   const o = obj(v);
   if (o === null) return null;
   const error = str(o['error']);
+  const verdict = str(o['verdict']);
+  const attemptTry = num(o['try']);
   return {
     attempt: num(o['attempt']) ?? 0,
+    ...(verdict === null ? {} : { verdict }),
+    ...(attemptTry === null ? {} : { try: attemptTry }),
+    ...(typeof o['retrying'] === 'boolean' ? { retrying: o['retrying'] } : {}),
     ok: bool(o['ok']),
     at: str(o['at']),
     trigger: str(o['trigger']) ?? '',
@@ -254,7 +276,10 @@ export function parseTargetStatus(body: unknown, fallbackName: string): TargetSt
     ready: { ready: bool(ready?.['ready']), reason: str(ready?.['reason']) ?? '' },
     unhealthy: unhealthy(o['unhealthy']),
     buffering: str(o['buffering']),
-    canary: { running: bool(canary?.['running']), last: canaryRun(canary?.['last']) },
+    canary: (() => {
+      const last = canaryRun(canary?.['last']);
+      return { running: bool(canary?.['running']), last, gate: canaryGate(canary?.['gate'], last) };
+    })(),
     health: health(o['health']),
     gpus: list(o['gpus']).flatMap((g) => gpu(g) ?? []),
     unit: unit(o['unit']),

@@ -9,7 +9,7 @@ import type { CounterStatus, GpuStatus, TargetStatus } from '../state/target-sta
 import type { Phase } from '../types.js';
 import {
   canaryWaitingText, counterLabel, gateText, isLoading, lastProgressText, loadText, pastLoadsText, phaseAge, risksAtRisk, stallBudgetText, stallText,
-  startNotSeenText, unhealthyFlag, unhealthyText,
+  probeWord, startNotSeenText, unhealthyFlag, unhealthyText,
 } from './describe.js';
 import { bar, duration, fit, gib, painter, percent, safe, secondsSince, unknown, visible, wrap, type Paint } from './format.js';
 
@@ -83,7 +83,8 @@ function canaryLines(t: TargetStatus, o: RenderOptions, paint: Paint): string[] 
   if (run.error !== undefined) lines.push(...wrap(safe(run.error), o.width, `${indent}error: `, `${indent}       `).map((l) => paint('red', l)));
   const probeWidth = Math.max(0, ...run.results.map((r) => r.probe.length));
   for (const r of run.results) {
-    const verdict = r.ok ? paint('green', 'PASS') : paint('red', 'FAIL');
+    const word = probeWord(r);
+    const verdict = paint(word === 'PASS' ? 'green' : word === 'SKIP' ? 'dim' : 'red', word);
     const figures = `${ms(r.latencyMs).padStart(8)}  ttft ${ms(r.ttftMs).padStart(7)}  ${r.tokensPerSecond === null ? unknown : r.tokensPerSecond.toFixed(1)} tok/s`;
     lines.push(`${indent}${verdict} ${safe(r.probe).padEnd(probeWidth)}  ${figures}${r.ok ? '' : `  ${safe(r.reason)}`}`);
   }

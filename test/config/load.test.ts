@@ -58,7 +58,7 @@ describe('loadConfig: a valid file', () => {
           health: { intervalLoading: 2000, intervalReady: 15_000, timeout: 5000, unhealthyAfter: 2, listenGrace: 60_000, lostAfter: 300_000 },
           fingerprint: {},
           deadlines: {},
-          smoke: { enabled: true, timeout: 120_000, probes: ['capital', 'tool_call', 'determinism', 'long_context', 'concurrent'], concurrency: 8, longContextTokens: 8000, custom: [] },
+          smoke: { enabled: true, timeout: 120_000, concurrency: 8, longContextTokens: 8000, determinismPrefix: 0.5, retryWindow: 600_000, retryInterval: 15_000, closeAfterErrors: 3, custom: [] },
         },
       },
     });

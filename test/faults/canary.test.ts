@@ -36,6 +36,9 @@ async function silentServer(): Promise<Silent> {
       res.end();
     } else if (req.url === '/v1/models') {
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data: [{ id: 'moonshotai/Kimi-K2.5', object: 'model' }] }));
+    } else if (req.method === 'GET') {
+      // Other engines' info endpoints (/props, /get_server_info, /info), which the canary reads first: vLLM has none.
+      res.writeHead(404, { 'content-type': 'application/json' }).end('{"detail":"Not Found"}');
     } else {
       chats++;
       // Read the request, then say nothing, ever.
@@ -76,7 +79,7 @@ describe('the smoke canary against a server that never answers', () => {
     const report = await runCanary({ url: s.url, model: 'moonshotai/Kimi-K2.5', timeoutMs, retries: 1, backoffMs: 10, longContextTokens: 200, concurrency: 2 });
     const took = performance.now() - t;
     expect(report.ok).toBe(false);
-    expect(report.results.map((r) => r.probe)).toEqual(['capital', 'tool_call', 'determinism', 'long_context', 'concurrent']);
+    expect(report.results.map((r) => r.probe)).toEqual(['capital', 'tool_call', 'determinism', 'long_context', 'concurrent', 'multi_turn']);
     for (const r of report.results) {
       expect(r.ok).toBe(false);
       // `concurrent` says how many of its simultaneous requests failed, then the first reason.
@@ -105,7 +108,7 @@ targets:
     engine: vllm
     url: ${s.url}
     logs: { file: { path: ${log} } }
-    smoke: { probes: [capital], timeout: 700ms, model: moonshotai/Kimi-K2.5 }
+    smoke: { probes: [capital], timeout: 700ms, model: moonshotai/Kimi-K2.5, retryWindow: 0s }
 `,
       'test.yaml',
     );

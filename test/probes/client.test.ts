@@ -87,7 +87,7 @@ describe('chatCompletion', () => {
     ]);
   });
 
-  it('an error event in the stream fails without a retry', async () => {
+  it('an error event in the stream is the server failing to answer: server_error, not retried', async () => {
     let calls = 0;
     const url = await serve((_req, res) => {
       calls += 1;
@@ -95,8 +95,31 @@ describe('chatCompletion', () => {
       res.end('data: {"error": {"message": "engine died", "code": 500}}\n\n');
     });
     const r = await chatCompletion({ url, timeoutMs: 2000, backoffMs: 1 }, { messages: [] });
-    expect(r).toMatchObject({ ok: false, kind: 'stream_error', error: 'error in the stream: engine died', attempts: 1 });
+    expect(r).toMatchObject({ ok: false, kind: 'server_error', error: 'error event in the stream: engine died', attempts: 1 });
     expect(calls).toBe(1);
+  });
+
+  it.each([
+    // llama.cpp's real bodies (test/fixtures/canary/llamacpp-answers.json).
+    [500, '{"error":{"code":500,"message":"The model produced output that does not match the expected peg-native format","type":"server_error"}}', 'server_error', 1],
+    [500, '{"error":{"code":500,"message":"tools param requires --jinja flag","type":"server_error"}}', 'unsupported', 1],
+    [400, '{"error":{"code":400,"message":"request (7535 tokens) exceeds the available context size (4096 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":7535,"n_ctx":4096}}', 'unsupported', 1],
+    // vLLM's (since 0.10.1, nested) and SGLang's.
+    [400, '{"error":{"message":"\\"auto\\" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set","type":"BadRequestError","param":null,"code":400}}', 'unsupported', 1],
+    [400, '{"object":"error","message":"The input (61709 tokens) is longer than the model\'s context length (40960 tokens).","type":"BadRequestError","param":null,"code":400}', 'unsupported', 1],
+    [500, '{"object":"error","message":"EngineCore encountered an issue. See stack trace (above) for the root cause.","type":"InternalServerError","param":null,"code":500}', 'http', 3],
+    [401, '{"error":"Unauthorized"}', 'http', 1],
+    [429, '{"error":{"message":"Too many requests"}}', 'http', 3],
+  ] as const)('HTTP %i %s: kind %s after %i attempt(s)', async (status, body, kind, attempts) => {
+    let calls = 0;
+    const url = await serve((_req, res) => {
+      calls += 1;
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(body);
+    });
+    const r = await chatCompletion({ url, timeoutMs: 2000, backoffMs: 1 }, { messages: [] });
+    expect(r).toMatchObject({ ok: false, status, kind, attempts });
+    expect(calls).toBe(attempts);
   });
 
   it('a reset connection is retried with backoff, then succeeds', async () => {

@@ -1,6 +1,9 @@
-import { describe, expect, it } from 'vitest';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { hintsFromArgv } from '../../src/probes/capabilities.js';
 import { builtinProbeNames, haystack, jsonPath, runCanary, type CanaryOptions } from '../../src/probes/probes.js';
-import type { SimServer } from '../../src/sim/server.js';
+import { stockVllmShape, type SimServer } from '../../src/sim/server.js';
 import { useSimServer } from '../support/sim.js';
 
 const start = useSimServer();
@@ -23,8 +26,10 @@ describe('runCanary against the simulator', () => {
     expect(report.model).toBe('org/Model-1T');
     expect(report.error).toBeUndefined();
     expect(report.results.map((r) => r.probe)).toEqual([...builtinProbeNames]);
+    expect(report).toMatchObject({ verdict: 'passed', ok: true });
+    expect(report.capabilities).toMatchObject({ engine: 'vllm', contextTokens: { value: 65536, source: '/v1/models max_model_len' }, toolCalls: null });
     for (const r of report.results) {
-      expect(r, r.probe).toMatchObject({ ok: true, reason: expect.stringMatching(/^passed/) as string, status: 200 });
+      expect(r, r.probe).toMatchObject({ verdict: 'passed', kind: 'passed', ok: true, reason: expect.stringMatching(/^passed/) as string, status: 200 });
       expect(r.ttftMs, r.probe).toBeGreaterThan(0);
       expect(r.tokensPerSecond, r.probe).toBeGreaterThan(0);
       expect(r.latencyMs).toBeGreaterThanOrEqual(r.ttftMs!);
@@ -37,6 +42,8 @@ describe('runCanary against the simulator', () => {
     expect(capital.reasoningLength).toBe('The user asks for the capital of France. It is Paris.'.length);
     expect(byProbe(report, 'tool_call').content).toBe('get_weather({"city": "Paris"})');
     expect(byProbe(report, 'long_context').content).toMatch(/^The secret code is \d{6}\.$/);
+    expect(byProbe(report, 'determinism').reason).toMatch(/^passed \(two greedy answers \(reasoning and content\) identical \(\d+ words\)\)$/);
+    expect(byProbe(report, 'multi_turn').reason).toMatch(/^passed \(the second turn recalled \d{4}, told in the first\)$/);
     // The exact smoke request, streamed with usage.
     const first = s.chatRequests[0]!.body;
     expect(first).toMatchObject({
@@ -62,7 +69,7 @@ describe('runCanary against the simulator', () => {
     expect(new Set(text.split('. ')).size).toBeGreaterThan(100);
     const s = await start();
     const report = await canary(s, { probes: ['long_context'], longContextTokens: 8000 });
-    expect(byProbe(report, 'long_context').ok).toBe(true);
+    expect(byProbe(report, 'long_context')).toMatchObject({ ok: true, reason: 'passed (a needle in about 8000 tokens, the configured 8000 tokens)' });
     const prompt = (s.chatRequests[0]!.body['messages'] as { content: string }[])[0]!.content;
     expect(prompt.length).toBeGreaterThan(32_000);
     expect(prompt).toMatch(/What is the secret access code/);
@@ -74,9 +81,9 @@ describe('runCanary against the simulator', () => {
   ] as const)('%s: every probe fails with a garbage reason', async (mode, reason) => {
     const s = await start({ answerMode: mode });
     const report = await canary(s, { concurrency: 2 });
-    expect(report.ok).toBe(false);
+    expect(report).toMatchObject({ ok: false, verdict: 'failed' });
     for (const r of report.results) {
-      expect(r.ok, r.probe).toBe(false);
+      expect(r, r.probe).toMatchObject({ ok: false, verdict: 'failed', kind: 'garbage' });
       expect(r.reason.replace(/^\d+ of \d+ simultaneous requests failed; first: /, ''), r.probe).toMatch(reason);
       expect(r.status).toBe(200);
     }
@@ -97,17 +104,17 @@ describe('runCanary against the simulator', () => {
     expect(r.content).toMatch(/weather/);
   });
 
-  it('nondeterministic: determinism fails, the others pass', async () => {
+  it('nondeterministic from the first word: determinism fails and says where the answers part', async () => {
     const s = await start({ answerMode: 'nondeterministic' });
     const report = await canary(s, { probes: ['capital', 'determinism'] });
     expect(byProbe(report, 'capital').ok).toBe(true);
-    expect(byProbe(report, 'determinism')).toMatchObject({ ok: false, reason: expect.stringMatching(/two answers at temperature 0 differ/) as string });
+    expect(byProbe(report, 'determinism')).toMatchObject({ ok: false, verdict: 'failed', kind: 'wrong_answer', reason: expect.stringMatching(/^two greedy answers \(reasoning and content\) diverge after 9 of \d+ words: "Certainly\. The Eiffel Tower is a" vs "Of course\. The Eiffel Tower is"/) as string });
   });
 
-  it('http-500: retried, then failed with the status and the engine message', async () => {
+  it('http-500: retried, then an error (no answer) with the status and the engine message', async () => {
     const s = await start({ answerMode: 'http-500' });
     const r = byProbe(await canary(s, { probes: ['capital'] }), 'capital');
-    expect(r).toMatchObject({ ok: false, status: 500 });
+    expect(r).toMatchObject({ ok: false, status: 500, verdict: 'error', kind: 'http_5xx' });
     expect(r.reason).toMatch(/^http: HTTP 500: EngineCore encountered an issue.*\(after 3 attempts\)$/);
     expect(s.chatRequests).toHaveLength(3);
     const once = byProbe(await canary(s, { probes: ['capital'], retries: 0 }), 'capital');
@@ -121,10 +128,10 @@ describe('runCanary against the simulator', () => {
     expect(s.chatRequests).toHaveLength(1);
   });
 
-  it.each([true, false])('malformed-json fails as malformed (server streams: %s)', async (streaming) => {
+  it.each([true, false])('malformed-json is an error, malformed (server streams: %s)', async (streaming) => {
     const s = await start({ answerMode: 'malformed-json', streaming });
     const r = byProbe(await canary(s, { probes: ['capital'] }), 'capital');
-    expect(r).toMatchObject({ ok: false, status: 200, reason: expect.stringMatching(/^malformed: /) as string });
+    expect(r).toMatchObject({ ok: false, status: 200, verdict: 'error', kind: 'malformed', reason: expect.stringMatching(/^malformed: /) as string });
     expect(s.chatRequests).toHaveLength(1);
   });
 
@@ -132,7 +139,7 @@ describe('runCanary against the simulator', () => {
     const s = await start({ answerMode: 'slow', slowMs: 1500 });
     const started = Date.now();
     const r = byProbe(await canary(s, { probes: ['capital'], timeoutMs: 150, retries: 1 }), 'capital');
-    expect(r).toMatchObject({ ok: false, status: 0 });
+    expect(r).toMatchObject({ ok: false, status: 0, verdict: 'error', kind: 'timeout' });
     expect(r.reason).toBe('timeout: timed out after 150 ms waiting for an answer (after 2 attempts)');
     expect(Date.now() - started).toBeLessThan(1500);
     expect(s.chatRequests).toHaveLength(2);
@@ -193,9 +200,9 @@ describe('runCanary against the simulator', () => {
       expect(none.ok).toBe(false);
       expect(none.error).toMatch(/cannot list the models: http: HTTP 401: Unauthorized/);
       expect(none.results).toHaveLength(builtinProbeNames.length);
-      for (const r of none.results) expect(r).toMatchObject({ ok: false, status: 401 });
+      for (const r of none.results) expect(r).toMatchObject({ ok: false, status: 401, verdict: 'failed', kind: 'rejected' });
       const wrong = await canary(s, { apiKey: `${key}-wrong`, model: 'm', probes: ['capital'] });
-      expect(byProbe(wrong, 'capital')).toMatchObject({ ok: false, status: 401, reason: 'http: HTTP 401: Unauthorized' });
+      expect(byProbe(wrong, 'capital')).toMatchObject({ ok: false, status: 401, verdict: 'failed', kind: 'rejected', reason: 'http: HTTP 401: Unauthorized' });
       expect(JSON.stringify(wrong)).not.toContain(key);
     });
 
@@ -217,27 +224,29 @@ describe('runCanary against the simulator', () => {
     });
   });
 
-  it('the model option skips /v1/models and is sent', async () => {
-    const s = await start();
-    const before = s.requests;
-    const report = await canary(s, { model: 'my-model', probes: ['capital'] });
+  it('the model option is sent; /v1/models is still read, for what the server can do', async () => {
+    const s = await start({ maxModelLen: 20_000 });
+    const report = await canary(s, { model: 'my-model', probes: ['capital'], engine: 'vllm' });
     expect(report.model).toBe('my-model');
-    expect(s.requests - before).toBe(1);
+    expect(s.chatRequests).toHaveLength(1);
     expect(s.chatRequests[0]!.body['model']).toBe('my-model');
+    // vLLM has no other info endpoint: with the engine known, only /v1/models is asked.
+    expect(s.requests).toBe(2);
+    expect(report.capabilities?.contextTokens).toEqual({ value: 20_000, source: '/v1/models max_model_len' });
   });
 
-  it('an unreachable server fails every probe with the refusal', async () => {
+  it('an unreachable server gives every probe an error with the refusal', async () => {
     const s = await start({ mode: 'loading' });
     const report = await canary(s, { retries: 1 });
-    expect(report).toMatchObject({ model: null, ok: false });
+    expect(report).toMatchObject({ model: null, ok: false, verdict: 'error', capabilities: null });
     expect(report.error).toMatch(/^cannot list the models: refused: connect ECONNREFUSED .* \(after 2 attempts\)$/);
-    for (const r of report.results) expect(r).toMatchObject({ ok: false, status: 0, content: '', latencyMs: 0 });
+    for (const r of report.results) expect(r).toMatchObject({ ok: false, verdict: 'error', kind: 'refused', status: 0, content: '', latencyMs: 0 });
   });
 
   it('an unknown probe name fails', async () => {
     const s = await start();
     const report = await canary(s, { probes: ['capital', 'nope'] });
-    expect(byProbe(report, 'nope')).toMatchObject({ ok: false, reason: expect.stringMatching(/^unknown probe/) as string });
+    expect(byProbe(report, 'nope')).toMatchObject({ ok: false, verdict: 'failed', kind: 'unknown_probe', reason: expect.stringMatching(/^unknown probe/) as string });
     expect(report.ok).toBe(false);
   });
 
@@ -248,7 +257,7 @@ describe('runCanary against the simulator', () => {
     const started = Date.now();
     const report = await runCanary({ url: s.url, model: 'm', timeoutMs: 10_000, probes: ['capital', 'tool_call'] }, controller.signal);
     expect(Date.now() - started).toBeLessThan(2000);
-    for (const r of report.results) expect(r.reason).toBe('aborted: aborted');
+    for (const r of report.results) expect(r).toMatchObject({ verdict: 'error', kind: 'aborted', reason: 'aborted: aborted' });
   });
 
   it('a body over the cap fails as too large', async () => {
@@ -306,5 +315,142 @@ describe('jsonPath', () => {
     expect(jsonPath(v, 'choices[1].message')).toBeUndefined();
     expect(jsonPath(v, 'choices.0.message.tool_calls.0.function.name')).toBe('f');
     expect(jsonPath(null, 'a')).toBeUndefined();
+  });
+});
+
+/** A server of one's own for one test: `handler` answers every request. */
+const servers: { close: () => void }[] = [];
+afterEach(() => {
+  for (const s of servers.splice(0)) s.close();
+});
+async function serve(handler: (req: IncomingMessage, body: string, res: ServerResponse) => void): Promise<string> {
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (d: Buffer) => (body += d.toString()));
+    req.on('end', () => { handler(req, body, res); });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  servers.push({ close: () => { server.closeAllConnections(); server.close(); } });
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+function reply(res: ServerResponse, status: number, body: string): void {
+  res.writeHead(status, { 'content-type': 'application/json' }).end(body);
+}
+
+describe('runCanary against stock servers: each probe applies where it can', () => {
+  it('a stock `vllm serve MODEL` (no tool flags): tool_call skipped with vLLM\'s own refusal, everything else passes', async () => {
+    const s = await start(stockVllmShape);
+    const report = await canary(s);
+    expect(report).toMatchObject({ verdict: 'passed', ok: true });
+    expect(byProbe(report, 'tool_call')).toMatchObject({
+      verdict: 'skipped',
+      kind: 'not_applicable',
+      ok: false,
+      status: 400,
+      reason: 'cannot apply: the server refuses tools: HTTP 400: "auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set',
+    });
+    for (const r of report.results.filter((x) => x.probe !== 'tool_call')) expect(r, r.probe).toMatchObject({ verdict: 'passed' });
+    // The late token of batching passes, and the reason says what was compared.
+    expect(byProbe(report, 'determinism').reason).toMatch(/^passed \(two greedy answers \(reasoning and content\) agree on their first \d+ of \d+ words and then differ .* within the tolerance \(50% of the shorter answer\)\)$/);
+    // A refusal is not retried.
+    expect(s.chatRequests.filter((r) => Array.isArray(r.body['tools']))).toHaveLength(1);
+  });
+
+  it('the same probe asked for by name fails, saying why', async () => {
+    const s = await start(stockVllmShape);
+    const report = await canary(s, { probes: ['capital', 'tool_call'] });
+    expect(report.verdict).toBe('failed');
+    expect(byProbe(report, 'tool_call')).toMatchObject({ verdict: 'failed', kind: 'not_applicable', reason: expect.stringMatching(/^asked for, but cannot apply: the server refuses tools: .*--enable-auto-tool-choice/) as string });
+  });
+
+  it('a command line without tool flags skips tool_call before asking', async () => {
+    const s = await start();
+    const hints = hintsFromArgv(['vllm', 'serve', 'org/Model', '--tensor-parallel-size', '8']);
+    const report = await canary(s, { probes: undefined, hints, concurrency: 1 });
+    expect(byProbe(report, 'tool_call')).toMatchObject({ verdict: 'skipped', reason: 'cannot apply: the server does not parse tool calls (no --enable-auto-tool-choice and no --tool-call-parser on the command line)' });
+    expect(s.chatRequests.some((r) => Array.isArray(r.body['tools']))).toBe(false);
+  });
+
+  it('max_model_len 4096: long_context is sized down to fit, passes, and says to what', async () => {
+    const s = await start({ maxModelLen: 4096 });
+    const report = await canary(s, { probes: ['long_context'], longContextTokens: 8000 });
+    expect(byProbe(report, 'long_context')).toMatchObject({ verdict: 'passed', reason: "passed (a needle in about 2640 tokens, sized to the server's 4096-token context (/v1/models max_model_len))" });
+    const prompt = (s.chatRequests[0]!.body['messages'] as { content: string }[])[0]!.content;
+    expect(prompt.length).toBeLessThan((4096 - 512) * 4);
+    expect(prompt.length).toBeGreaterThan(2640 * 4);
+  });
+
+  it('a context too small for a haystack: long_context skipped with the reason', async () => {
+    const s = await start({ maxModelLen: 700 });
+    const report = await canary(s, { probes: undefined, concurrency: 1 });
+    expect(byProbe(report, 'long_context')).toMatchObject({ verdict: 'skipped', reason: "cannot apply: the server's context of 700 tokens (/v1/models max_model_len) leaves no room for a long-context haystack" });
+  });
+
+  it('a server that does not say its context: the haystack is fitted to the limit its refusal states (llama.cpp\'s real 400)', async () => {
+    const prompts: number[] = [];
+    const url = await serve((req, body, res) => {
+      if (req.url === '/v1/models') {
+        reply(res, 200, '{"object":"list","data":[{"id":"m","object":"model"}]}');
+        return;
+      }
+      if (req.method === 'GET') {
+        reply(res, 404, '{}');
+        return;
+      }
+      const prompt = (JSON.parse(body) as { messages: { content: string }[] }).messages[0]!.content;
+      prompts.push(prompt.length);
+      if (prompt.length > 4096 * 3.4) {
+        reply(res, 400, `{"error":{"code":400,"message":"request (${Math.round(prompt.length / 3.4)} tokens) exceeds the available context size (4096 tokens), try increasing it","type":"exceed_context_size_error","n_ctx":4096}}`);
+        return;
+      }
+      const code = /\b\d{6}\b/.exec(prompt)?.[0] ?? '';
+      reply(res, 200, JSON.stringify({ choices: [{ message: { role: 'assistant', content: code }, finish_reason: 'stop' }] }));
+    });
+    const report = await runCanary({ url, timeoutMs: 2000, probes: ['long_context'] });
+    expect(byProbe(report, 'long_context')).toMatchObject({ verdict: 'passed', reason: 'passed (a needle in about 2640 tokens, sized to the 4096-token context the server stated when it refused 8000)' });
+    expect(prompts).toHaveLength(2);
+  });
+
+  it('multi_turn passes on a good server and fails on one that drops the history', async () => {
+    const good = await start();
+    expect(byProbe(await canary(good, { probes: ['multi_turn'] }), 'multi_turn')).toMatchObject({ verdict: 'passed' });
+    const second = good.chatRequests[1]!.body['messages'] as { role: string; content: string }[];
+    expect(second.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
+    expect(second[1]!.content).toBe('OK.');
+    await good.close();
+    const forgetful = await start({ ignoreHistory: true });
+    expect(byProbe(await canary(forgetful, { probes: ['multi_turn'] }), 'multi_turn')).toMatchObject({
+      verdict: 'failed',
+      kind: 'wrong_answer',
+      reason: expect.stringMatching(/^the answer does not recall \d{4} from the earlier turn: "I do not know which number you mean/) as string,
+    });
+  });
+
+  it('a model still warming up gives no answer within the timeout: an error, not a failure', async () => {
+    const s = await start({ warmupMs: 1500 });
+    const report = await canary(s, { probes: ['capital'], timeoutMs: 300, retries: 0 });
+    expect(report).toMatchObject({ verdict: 'error', results: [{ verdict: 'error', kind: 'timeout' }] });
+  });
+
+  it.each([
+    ['non-streaming', '{"error":{"code":500,"message":"The model produced output that does not match the expected peg-native format","type":"server_error"}}', 500, 'HTTP 500: The model produced output that does not match the expected peg-native format'],
+    ['mid-stream', 'data: {"choices":[{"finish_reason":null,"index":0,"delta":{"content":" región"}}],"object":"chat.completion.chunk"}\n\ndata: {"error":{"code":500,"message":"The model produced output that does not match the expected Content-only format","type":"server_error"}}\n\n', 200, 'error event in the stream: The model produced output that does not match the expected Content-only format'],
+  ] as const)('llama.cpp failing to produce an answer (%s, its real body) is failed/server_error, asked once', async (_how, body, status, error) => {
+    let chats = 0;
+    const url = await serve((req, _body, res) => {
+      if (req.url === '/v1/models') {
+        reply(res, 200, '{"object":"list","data":[{"id":"m","object":"model"}]}');
+        return;
+      }
+      if (req.method === 'GET') {
+        reply(res, 404, '{}');
+        return;
+      }
+      chats += 1;
+      res.writeHead(status, { 'content-type': status === 200 ? 'text/event-stream' : 'application/json' }).end(body);
+    });
+    const report = await runCanary({ url, timeoutMs: 2000, backoffMs: 1, probes: ['capital'] });
+    expect(report).toMatchObject({ verdict: 'failed', results: [{ verdict: 'failed', kind: 'server_error', status, reason: `server_error: ${error}` }] });
+    expect(chats).toBe(1);
   });
 });

@@ -159,3 +159,62 @@ describe('startSimServer', () => {
     await expect(startSimServer({ port: server.port })).rejects.toMatchObject({ code: 'EADDRINUSE' });
   });
 });
+
+describe('the simulator as a stock server, held against the real bodies', () => {
+  const chat = (body: Record<string, unknown>) => get(`${server!.url}/v1/chat/completions`, { method: 'POST', body: JSON.stringify({ model: 'm', ...body }) });
+  const contentOf = (text: string): string => (JSON.parse(text) as { choices: { message: { content: string } }[] }).choices[0]!.message.content;
+
+  it('without a tool-call parser answers a request with tools as vLLM does (since 0.10.1: the nested error shape)', async () => {
+    server = await startSimServer({ toolParser: false });
+    const r = await chat({ messages: [{ role: 'user', content: 'Weather?' }], tools: [{ type: 'function', function: { name: 'get_weather', parameters: {} } }] });
+    expect(r.status).toBe(400);
+    // The message is vLLM's own text, as users report it (e.g. langchain4j/langchain4j#3475, agentscope-ai/QwenPaw#1449).
+    expect(JSON.parse(r.text)).toEqual({ error: { message: '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set', type: 'BadRequestError', param: null, code: 400 } });
+    // tool_choice "none" needs no parser.
+    expect((await chat({ messages: [{ role: 'user', content: 'Capital of France?' }], tools: [{ type: 'function', function: { name: 'f', parameters: {} } }], tool_choice: 'none' })).status).toBe(200);
+  });
+
+  it('a small max_model_len is reported by /v1/models and enforced with vLLM\'s message', async () => {
+    server = await startSimServer({ maxModelLen: 4096 });
+    const models = JSON.parse((await get(`${server.url}/v1/models`)).text) as { data: { max_model_len: number }[] };
+    expect(models.data[0]!.max_model_len).toBe(4096);
+    const r = await chat({ messages: [{ role: 'user', content: 'x '.repeat(8000) }], max_tokens: 512 });
+    expect(r.status).toBe(400);
+    expect((JSON.parse(r.text) as { error: { message: string } }).error.message).toMatch(/^This model's maximum context length is 4096 tokens\. However, you requested \d+ tokens \(\d+ in the messages, 512 in the completion\)\. Please reduce the length of the messages or completion\.$/);
+  });
+
+  it('late-token drift: two answers at temperature 0 differ in their last word only', async () => {
+    server = await startSimServer({ lateTokenDrift: true });
+    const body = { messages: [{ role: 'user', content: 'Describe the Eiffel Tower in two sentences.' }], temperature: 0 };
+    const [a, b] = [contentOf((await chat(body)).text), contentOf((await chat(body)).text)];
+    expect(a).not.toBe(b);
+    const [wa, wb] = [a.split(' '), b.split(' ')];
+    const n = Math.min(wa.length, wb.length);
+    expect(wa.slice(0, n - 1)).toEqual(wb.slice(0, n - 1));
+  });
+
+  it('holds chat completions until its warm-up has passed, counted from becoming ready', async () => {
+    server = await startSimServer({ mode: 'loading', warmupMs: 400 });
+    await server.setMode('ready');
+    const started = Date.now();
+    expect((await chat({ messages: [{ role: 'user', content: 'Capital of France?' }] })).status).toBe(200);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(350);
+    const again = Date.now();
+    await chat({ messages: [{ role: 'user', content: 'Capital of France?' }] });
+    expect(Date.now() - again).toBeLessThan(300);
+  });
+
+  it('answers the second turn from the first, unless it drops the history', async () => {
+    const messages = [
+      { role: 'user', content: 'Please remember the number 4817. Reply with OK.' },
+      { role: 'assistant', content: 'OK.' },
+      { role: 'user', content: 'What number did I ask you to remember? Answer with the number only.' },
+    ];
+    server = await startSimServer();
+    expect(contentOf((await chat({ messages: messages.slice(0, 1) })).text)).toBe('OK.');
+    expect(contentOf((await chat({ messages })).text)).toBe('4817.');
+    await server.close();
+    server = await startSimServer({ ignoreHistory: true });
+    expect(contentOf((await chat({ messages })).text)).toMatch(/do not know which number/);
+  });
+});

@@ -58,7 +58,7 @@ export function compiling(): Record<string, unknown> {
     ready: { ready: false, reason: 'loading (compiling)' },
     unhealthy: null,
     buffering: null,
-    canary: { running: false, last: null },
+    canary: { running: false, last: null, gate: { verified: false, reason: 'ready, waiting for the smoke canary', consecutiveErrors: 0, closeAfterErrors: 3, closedBy: null, verifiedAt: null } },
     health: { status: 0, durationMs: 0.8, at: iso(1), error: 'ECONNREFUSED', up: false },
     gpus: h200s(73.7),
     unit: { activeState: 'active', subState: 'running', mainPid: 281, invocationId: 'a1b2c3d4e5f60718293a4b5c6d7e8f90', restarts: 0, execMainStatus: null, startedAt: now - 581_000, environment: {} },
@@ -121,6 +121,7 @@ export function readyWithCanary(): Record<string, unknown> {
           { probe: 'tool_call', ok: false, reason: 'no tool call in the answer', status: 200, latencyMs: 950, ttftMs: 51, tokensPerSecond: 77.5, reasoningLength: 40, content: 'I would call get_weather.', usage: null, at: iso(12) },
         ],
       },
+      gate: { verified: false, reason: 'smoke canary failed: tool_call: no tool call in the answer', consecutiveErrors: 0, closeAfterErrors: 3, closedBy: null, verifiedAt: null },
     },
     health: { status: 200, durationMs: 3.1, at: iso(1), up: true },
     gpus: h200s(135.2, 0.12),
@@ -133,7 +134,7 @@ export function unhealthy(): Record<string, unknown> {
   const up = readyWithCanary();
   return {
     ...up,
-    canary: { running: false, last: { ...(up['canary'] as { last: Record<string, unknown> }).last, ok: true, results: [] } },
+    canary: { running: false, last: { ...(up['canary'] as { last: Record<string, unknown> }).last, ok: true, results: [] }, gate: { verified: true, reason: 'ready and verified by the smoke canary', consecutiveErrors: 0, closeAfterErrors: 3, closedBy: null, verifiedAt: iso(60) } },
     ready: { ready: false, reason: 'unhealthy: health check failed (ECONNREFUSED) 3 times in a row after ready' },
     unhealthy: { since: iso(45), failures: 3, detail: 'health check failed (ECONNREFUSED) 3 times in a row after ready', lostAfterSeconds: 300 },
     health: { status: 0, durationMs: 0.7, at: iso(1), error: 'ECONNREFUSED', up: false },
