@@ -49,6 +49,8 @@ export class Metrics {
   private readonly smokeTtft = this.gauge('modelwatch_smoke_ttft_seconds', 'Time to first token of the last run of a canary probe.', ['target', 'probe']);
   private readonly smokeTps = this.gauge('modelwatch_smoke_output_tokens_per_second', 'Output tokens per second of the last run of a canary probe.', ['target', 'probe']);
   private readonly smokeLast = this.gauge('modelwatch_smoke_last_run_timestamp_seconds', 'When a canary probe last ran (Unix time).', ['target', 'probe']);
+  private readonly notifications = new Counter({ name: 'modelwatch_notifications_total', help: 'Notifications to a destination by event and outcome (sent, failed after its retries, suppressed by the rate limit).', labelNames: ['destination', 'event', 'outcome'], registers: [this.registry] });
+  private readonly notifyUp = this.gauge('modelwatch_notify_up', '1 when the latest notification to a destination was delivered, 0 when it failed or the destination is unavailable.', ['destination']);
   private readonly cpuSeen = new Map<string, number>();
   private readonly restartsSeen = new Map<string, number>();
   private diskSeen: number | undefined;
@@ -200,6 +202,16 @@ export class Metrics {
     if (r.ttftMs !== null) this.smokeTtft.set(labels, r.ttftMs / 1000);
     if (r.tokensPerSecond !== null) this.smokeTps.set(labels, r.tokensPerSecond);
     this.smokeLast.set(labels, r.at / 1000);
+  }
+
+  /** One notification to a destination ended `sent`, `failed` or `suppressed`. */
+  notification(destination: string, event: string, outcome: 'sent' | 'failed' | 'suppressed'): void {
+    this.notifications.inc({ destination, event, outcome });
+  }
+
+  /** Whether the latest delivery to a destination succeeded. */
+  setNotifyUp(destination: string, up: boolean): void {
+    this.notifyUp.set({ destination }, up ? 1 : 0);
   }
 
   /** Whether a source observes normally. */
