@@ -18,8 +18,8 @@ const patterns: readonly RegExp[] = [
   /\bxox[abposr]-[A-Za-z0-9-]{10,}\b/g,
   /hooks\.slack\.com\/services\/[A-Za-z0-9/_-]+/g,
   /(\bBearer\s+)[A-Za-z0-9._~+/-]{8,}=*/gi,
-  /((?:api[_-]?key|token|secret|password)['"]?\s*[:=]\s*\[?\s*['"]?)[^'"\s,\]}]{4,}/gi,
-  /(--(?:api-key|hf-token|token)[= ])\S+/gi,
+  /((?:api[_-]?key|token|secret|password)['"]?\s*[:=]\s*\[?\s*['"]?)(?!<redacted>)[^'"\s,\]}]{4,}/gi,
+  /(--(?:api-key|hf-token|token)[= ])(?!<redacted>)[^\s'",\]}]+/gi,
 ];
 
 /** A function that removes `secrets` (exact values, at least 4 characters) and credential-like values from a text. */

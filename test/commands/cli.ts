@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { generateLoad, type LoadScenario } from '../../src/sim/load.js';
+import { generateLoad, type GenerateOptions, type LoadScenario } from '../../src/sim/load.js';
 import { root, toolsDir } from '../faults/daemon-process.js';
 import { buildJournal, type JournalEntry } from '../support/journal.js';
 
@@ -109,10 +109,10 @@ export function host(unit: string, execStart: readonly string[], gpuMiB = 75_000
 }
 
 /** A generated vLLM TP=8 load (scenario `ok`, `crash`...) as the journal holds it: written on its own schedule, ending now. */
-export function pastLoad(scenario: LoadScenario): { message: string; at: number }[] {
-  const length = generateLoad(scenario).durationSeconds;
+export function pastLoad(scenario: LoadScenario, options: GenerateOptions = {}): { message: string; at: number }[] {
+  const length = generateLoad(scenario, options).durationSeconds;
   const start = Date.now() - Math.round(length * 1000) - 1000;
-  const load = generateLoad(scenario, { start: new Date(start) });
+  const load = generateLoad(scenario, { ...options, start: new Date(start) });
   let t = 0;
   return load.lines.map((l) => {
     t += l.delaySeconds;
