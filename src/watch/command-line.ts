@@ -174,7 +174,8 @@ export class CommandLineError extends Error {
  * {@link CommandLineError} when the port is not a port.
  */
 export function readServerCommand(argv: readonly string[], env: Readonly<Record<string, string>> = {}): ServerCommand | undefined {
-  const words = argv.flatMap((w) => w.split(/\s+/)).filter((w) => w !== '');
+  // Quotes are a shell's (a `bash -c` string): systemd has already removed its own.
+  const words = argv.flatMap((w) => w.split(/\s+/)).map((w) => w.replace(/^["']+|["';]+$/g, '')).filter((w) => w !== '');
   for (const form of forms) {
     const at = form.find(words);
     if (at < 0) continue;

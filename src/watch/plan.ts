@@ -237,8 +237,10 @@ export async function planWatch(flags: WatchFlags, options: PlanOptions = {}): P
   const checked = validateConfigText(JSON.stringify(raw), 'the command line', options.validate);
   if (checked.problems !== undefined) {
     const flag: Readonly<Record<string, string>> = { url: '--url', engine: '--engine', gpus: '--gpus', model: '--model', apiKeyEnv: '--api-key-env', apiKeyFile: '--api-key-file', path: '--log-file / --history', port: '--listen', host: '--listen', unit: '--unit' };
-    const problems = checked.problems.map((p) => {
-      const key = /^([\w.*]+):/.exec(p)?.[1]?.split('.').filter((k) => !/^\d+$/.test(k)).pop() ?? '';
+    const problems = checked.problems.map((line) => {
+      // `targets.NAME.gpus[1]: message (line 1)`: the flag of the key, and no line number of a file there is none of.
+      const p = line.replace(/ \(line \d+\)$/, '');
+      const key = /^([^\s:]+):/.exec(p)?.[1]?.split(/[.[\]]/).filter((k) => k !== '' && !/^\d+$/.test(k)).pop() ?? '';
       return flag[key] === undefined ? p : `${flag[key] ?? ''}: ${p.slice(p.indexOf(':') + 1).trim()}`;
     });
     throw new ModelwatchError('MW_ERR_USAGE', 'the flags do not describe a server modelwatch can watch', problems);

@@ -13,8 +13,8 @@ const gib = (bytes: number): string => `${(bytes / 2 ** 30).toFixed(1)} GiB`;
 
 function outcome(s: TargetStatus, row: LoadRecord | undefined): string {
   const start = s.startedAt === null ? (row?.startedAt ?? null) : Date.parse(s.startedAt);
-  const readyAt = s.phases.find((p) => p.phase === 'ready')?.at ?? null;
-  const endedAt = readyAt !== null ? Date.parse(readyAt) : row?.endedAt ?? (s.phase === 'crashed' && s.crash?.at != null ? Date.parse(s.crash.at) : null);
+  const endAt = s.phases.find((p) => p.phase === 'ready' || p.phase === 'crashed')?.at ?? null;
+  const endedAt = endAt !== null ? Date.parse(endAt) : (row?.endedAt ?? (s.phase === 'crashed' && s.crash?.at != null ? Date.parse(s.crash.at) : null));
   const took = start !== null && endedAt !== null ? ` in ${humanSeconds((endedAt - start) / 1000)}` : s.elapsedSeconds === null ? '' : ` after ${humanSeconds(s.elapsedSeconds)}`;
   if (s.phase === 'crashed') return `crashed${took}${s.crash === null ? '' : `: ${s.crash.reason}`}`;
   if (s.ready.ready) return `${s.canary.last?.ok === true ? 'ready and verified' : 'ready'}${took}`;
