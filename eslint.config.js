@@ -11,7 +11,7 @@ const fences = [
   { name: 'fastify', owner: 'src/server/server.ts' },
   { name: 'better-sqlite3', owner: 'src/history/database.ts' },
   { name: 'systeminformation', owner: 'src/sources/host.ts' },
-  { name: 'undici', owner: ['src/sources/health.ts', 'src/probes/client.ts'] },
+  { name: 'undici', owner: ['src/sources/health.ts', 'src/probes/client.ts', 'src/notify/post.ts'] },
 ];
 
 const owners = (f) => (Array.isArray(f.owner) ? f.owner : [f.owner]);

@@ -546,8 +546,8 @@ export const configSchema = z
     api: apiSchema,
     defaults: defaultsSchema,
     gpu: gpuSchema,
-    targets: targetsSchema,
     notify: notifySchema,
+    targets: targetsSchema,
   })
   .superRefine((config, ctx) => {
     config.notify.destinations.forEach((d, i) => {

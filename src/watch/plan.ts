@@ -68,7 +68,7 @@ export const watchFlagsUsage = `  --unit UNIT          the systemd unit that run
   --notify [KIND:]URL  send load events there (repeatable; KIND webhook, slack or ntfy, guessed from
                        the URL; [KIND:]env:VAR reads the URL from a variable, out of sight of ps)
   --listen HOST:PORT   where the HTTP endpoints listen (default 127.0.0.1 on a free port)
-  --history PATH       the load history (default \$XDG_STATE_HOME/modelwatch/history.db, or
+  --history PATH       the load history (default $XDG_STATE_HOME/modelwatch/history.db, or
                        ~/.local/state/modelwatch/history.db)
   --name NAME          the target's name in the API and metrics (default: the unit's or container's)
 `;
