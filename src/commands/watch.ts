@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { startDaemon, type Daemon } from '../daemon.js';
 import { ModelwatchError } from '../errors.js';
@@ -11,14 +12,17 @@ import { listenFailure } from './run.js';
 
 /** Usage text of `modelwatch watch`. */
 export const watchUsage = `usage: modelwatch watch --unit UNIT [options]
-       modelwatch watch --engine ENGINE --url URL (--log-file PATH | --container NAME) [options]
+       modelwatch watch --container NAME [options]
+       modelwatch watch --engine ENGINE --url URL --log-file PATH [options]
 
-Watches one inference server while it loads, with no configuration file: the same daemon and
-smoke canary as \`modelwatch run\`, in the foreground, with the live view of \`modelwatch status\`
-(phase, progress and ETA, GPU memory per GPU, stalls, the canary, the readiness gate, a crash's
-root cause and hint) and the same HTTP endpoints on a free local port (the status page is at /).
-When the load ends (verified by the canary, crashed, or ready but failed by the canary) it prints
-a summary: phase durations, peak GPU memory, the canary's results, tokens per second.
+Watches one inference server while it loads, with no configuration file. The engine, URL and
+model come from the unit's ExecStart= and Environment= (with --container, from the container's
+command and published port); then it runs the same daemon and smoke canary as \`modelwatch run\`
+in the foreground, with the live view of \`modelwatch status\` (phase, progress and ETA, GPU
+memory per GPU, stalls, the canary, the readiness gate, a crash's root cause and hint) and the
+same HTTP endpoints on a free local port (the status page is at /). When the load ends
+(verified by the canary, crashed, or ready but failed by the canary) it prints a summary: phase
+durations, peak GPU memory, the canary's results, tokens per second.
 
 ${watchFlagsUsage}  --follow             keep watching after the load ends, with a summary of each load, until Ctrl-C
   --no-color           no colours (neither when NO_COLOR is set)
@@ -76,6 +80,11 @@ export async function watchCommand(args: readonly string[], io: CommandIO, signa
     );
     const color = !values['no-color'] && process.env['NO_COLOR'] === undefined;
     const client = daemonClient(base);
+    // Without its history a load is still watched, but not recorded or learned from: say so once.
+    const history = (await client.health())?.['history'] as { state?: string; path?: string; error?: string | null } | undefined;
+    if (history !== undefined && history.state !== 'ok') {
+      io.stdout.write(`note: the load history ${history.path ?? ''} cannot be used (${history.error ?? history.state ?? '?'}): this load is watched but not recorded; --history PATH names another\n\n`);
+    }
     let sinceMs: number | undefined;
     let result: WaitResult;
     for (;;) {
@@ -90,6 +99,8 @@ export async function watchCommand(args: readonly string[], io: CommandIO, signa
         unreachableAfterMs: Number.POSITIVE_INFINITY,
         signal: stop.signal,
       });
+      // The view re-reads a target at most every 250 ms after an event: let it draw the verdict too.
+      if (result.outcome !== 'interrupted') await sleep(700, undefined, { signal: stop.signal }).catch(() => undefined);
       view.abort();
       stop.signal.removeEventListener('abort', onEnd);
       await shown;

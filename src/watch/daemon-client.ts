@@ -58,6 +58,8 @@ export interface DaemonClient {
   target(name: string): Promise<TargetRead>;
   /** The target's newest history row, when there is one. */
   latestLoad(name: string): Promise<LoadRecord | undefined>;
+  /** The daemon's own state (`/healthz`), or undefined when it does not answer. */
+  health(): Promise<Record<string, unknown> | undefined>;
 }
 
 /** A client of the daemon at `base` (an http or https URL); each request gives up after `timeoutMs`. */
@@ -85,6 +87,10 @@ export function daemonClient(base: string, timeoutMs = 5000): DaemonClient {
         return { kind: 'unreachable', reason: `GET /api/v1/targets/${name} answered ${r.status} without a target's state: not a modelwatch daemon?` };
       }
       return { kind: 'status', status: body as TargetStatus };
+    },
+    async health() {
+      const r = await getJson(`${root}/healthz`, timeoutMs);
+      return 'error' in r || typeof r.body !== 'object' || r.body === null ? undefined : (r.body as Record<string, unknown>);
     },
     async latestLoad(name) {
       const r = await getJson(`${root}/api/v1/targets/${encodeURIComponent(name)}/loads?limit=1`, timeoutMs);

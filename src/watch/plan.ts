@@ -12,6 +12,7 @@ import { ModelwatchError } from '../errors.js';
 import { parseListen } from '../commands/run.js';
 import type { ServerCommand } from './command-line.js';
 import { defaultHistoryPath } from './state-dir.js';
+import { ContainerReadError, readContainerServer, type ContainerServer } from './container.js';
 import { readUnitServer, UnitReadError, type UnitServer } from './unit.js';
 
 /** The flags that name and shape the watched server. */
@@ -56,10 +57,11 @@ export const watchOptions = {
 /** The usage lines of these flags. */
 export const watchFlagsUsage = `  --unit UNIT          the systemd unit that runs the server: engine, URL and model are read from
                        its ExecStart= and Environment=, its logs from its journal
-  --engine ENGINE      vllm, sglang, tgi or llamacpp (default: from the unit's command line)
+  --engine ENGINE      vllm, sglang, tgi or llamacpp (default: from the server's command line)
   --url URL            the server's base URL (default: from the command line's --host and --port)
   --log-file PATH      follow this log file (instead of the unit's journal)
-  --container NAME     follow the container's output (docker logs -f NAME; --runtime podman)
+  --container NAME     follow the container's output (docker logs -f NAME; --runtime podman or
+                       nerdctl); engine, URL and model from its command and published port
   --gpus LIST          the server's GPUs: indexes or UUIDs, comma-separated (default: all)
   --model NAME         the model the canary asks for (default: the first of /v1/models)
   --no-canary          no smoke canary: ready is not verified, the gate opens at ready
@@ -173,16 +175,37 @@ export async function planWatch(flags: WatchFlags, options: PlanOptions = {}): P
   if (flags.logFile === undefined && flags.container === undefined && server === undefined) {
     throw new ModelwatchError('MW_ERR_USAGE', 'name the server: --unit UNIT (a systemd unit), or --url URL with --engine ENGINE and --log-file PATH or --container NAME');
   }
-  const command: ServerCommand | undefined = server?.command;
-  const from = server === undefined ? '' : ` from ${server.unit}'s ExecStart=`;
+  if (flags.container !== undefined && !/^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/.test(flags.container)) throw new ModelwatchError('MW_ERR_USAGE', `--container "${flags.container}" is not a container name or id`);
+  const runtime = flags.runtime ?? 'docker';
+  if (!['docker', 'podman', 'nerdctl'].includes(runtime)) throw new ModelwatchError('MW_ERR_USAGE', `--runtime must be docker, podman or nerdctl, not "${runtime}"`);
+  // A container's own process says what runs in it when the unit (a `docker run`) does not.
+  let container: ContainerServer | undefined;
+  if (flags.container !== undefined && server?.command === undefined && (flags.engine === undefined || flags.url === undefined)) {
+    try {
+      container = await readContainerServer(flags.container, runtime);
+    } catch (err) {
+      if (err instanceof ContainerReadError) throw new ModelwatchError('MW_ERR_USAGE', `${err.message}: pass --engine and --url`);
+      throw err;
+    }
+  }
+  const command: ServerCommand | undefined = server?.command ?? container?.command;
+  const source = server?.command !== undefined ? server.unit : container?.command !== undefined ? `container ${container.name}` : undefined;
+  const from = source === undefined ? '' : server?.command !== undefined ? ` from ${source}'s ExecStart=` : ` from the command of ${source}`;
   const engine = flags.engine ?? command?.engine;
   if (engine === undefined) {
-    const what = server === undefined ? '' : ` (its ExecStart= runs ${server.executable === undefined ? 'nothing' : basename(server.executable)}, not a vLLM, SGLang, TGI or llama.cpp server command)`;
-    throw new ModelwatchError('MW_ERR_USAGE', `cannot tell the engine${server === undefined ? '' : ` of ${server.unit}`}${what}: pass --engine vllm|sglang|tgi|llamacpp and --url URL`);
+    const runs = server?.executable ?? container?.executable;
+    const of = server !== undefined ? ` of ${server.unit}` : container !== undefined ? ` of container ${container.name}` : '';
+    const what = of === '' ? '' : ` (it runs ${runs === undefined ? 'nothing' : basename(runs)}, not a vLLM, SGLang, TGI or llama.cpp server command)`;
+    throw new ModelwatchError('MW_ERR_USAGE', `cannot tell the engine${of}${what}: pass --engine vllm|sglang|tgi|llamacpp and --url URL`);
   }
-  const url = flags.url ?? (flags.engine === undefined || flags.engine === command?.engine ? command?.url : undefined);
-  if (url === undefined) throw new ModelwatchError('MW_ERR_USAGE', `cannot tell the server's URL${server === undefined ? '' : ` from ${server.unit}`}: pass --url URL (like http://127.0.0.1:8000)`);
-  facts.push(`${engine}${flags.engine === undefined ? from : ' (--engine)'}, at ${url}${flags.url === undefined ? (command === undefined ? '' : ` (from its --host/--port, or the engine's defaults)`) : ' (--url)'}`);
+  const sameEngine = flags.engine === undefined || flags.engine === command?.engine;
+  const inferred = container?.command !== undefined && server?.command === undefined ? container.url : command?.url;
+  const url = flags.url ?? (sameEngine ? inferred : undefined);
+  if (url === undefined) {
+    const unpublished = container?.command !== undefined && container.url === undefined ? ` (container ${container.name} does not publish the server's port ${container.command.port} on this host)` : source === undefined ? '' : ` from ${source}`;
+    throw new ModelwatchError('MW_ERR_USAGE', `cannot tell the server's URL${unpublished}: pass --url URL (like http://127.0.0.1:8000)`);
+  }
+  facts.push(`${engine}${flags.engine === undefined ? from : ' (--engine)'}, at ${url}${flags.url === undefined ? (command === undefined ? '' : container?.command !== undefined && server?.command === undefined ? ' (its published port)' : ` (from its --host/--port, or the engine's defaults)`) : ' (--url)'}`);
   if (command?.model !== undefined) facts.push(`model ${command.model}`);
   if (server !== undefined && server.unresolved.length > 0) warnings.push(`${server.unit}'s ExecStart= uses $${server.unresolved.join(', $')}, which Environment= does not set (an EnvironmentFile=?): check the URL, or pass --url`);
   if (server !== undefined && server.activeState !== 'active' && server.activeState !== 'activating') facts.push(`${server.unit} is ${server.activeState || 'in an unknown state'}: waiting for it to start`);
@@ -193,9 +216,6 @@ export async function planWatch(flags: WatchFlags, options: PlanOptions = {}): P
     logs = { file: { path } };
     facts.push(`logs: ${path}`);
   } else if (flags.container !== undefined) {
-    if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/.test(flags.container)) throw new ModelwatchError('MW_ERR_USAGE', `--container "${flags.container}" is not a container name or id`);
-    const runtime = flags.runtime ?? 'docker';
-    if (!['docker', 'podman', 'nerdctl'].includes(runtime)) throw new ModelwatchError('MW_ERR_USAGE', `--runtime must be docker, podman or nerdctl, not "${runtime}"`);
     logs = { command: { argv: [runtime, 'logs', '-f', flags.container] } };
     facts.push(`logs: ${runtime} logs -f ${flags.container}`);
   } else {

@@ -80,7 +80,7 @@ describe.runIf(haveJournalTools)('modelwatch watch --unit (the real binary)', ()
     cleanups.push(() => { h.remove(); });
     const r = await runCli(['watch', '--unit', 'myapp'], h.env);
     expect(r.code).toBe(2);
-    expect(r.stderr).toBe('modelwatch watch: invalid command line: cannot tell the engine of myapp.service (its ExecStart= runs python3, not a vLLM, SGLang, TGI or llama.cpp server command): pass --engine vllm|sglang|tgi|llamacpp and --url URL\n');
+    expect(r.stderr).toBe('modelwatch watch: invalid command line: cannot tell the engine of myapp.service (it runs python3, not a vLLM, SGLang, TGI or llama.cpp server command): pass --engine vllm|sglang|tgi|llamacpp and --url URL\n');
     const missing = await runCli(['watch', '--unit', 'nosuch'], h.env);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('systemd has no unit nosuch.service (LoadState=not-found)');

@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -66,6 +66,42 @@ describe('planning a watch from the command line', () => {
     ]);
     expect(p.facts).toContain('v.service is inactive: waiting for it to start');
     expect(p.facts.join('\n')).not.toContain('$MODEL');
+  });
+});
+
+describe('planning a watch of a container', () => {
+  // A stand-in for `docker container inspect NAME`: the fields modelwatch reads, in the shape the
+  // Docker Engine API gives them (Path and Args of the process, Config.Env, HostConfig.NetworkMode,
+  // NetworkSettings.Ports with HostIp/HostPort bindings); everything else of the real output omitted.
+  function fakeDocker(inspect: unknown): void {
+    const dir = mkdtempSync(join(tmpdir(), 'mw-docker-'));
+    writeFileSync(join(dir, 'inspect.json'), JSON.stringify(inspect));
+    writeFileSync(join(dir, 'docker'), `#!/usr/bin/env node
+const a = process.argv.slice(2);
+if (a[0] === 'container' && a[1] === 'inspect') process.stdout.write(require('fs').readFileSync(${JSON.stringify(join(dir, 'inspect.json'))}, 'utf8'));
+else { process.stderr.write('Error: No such container: ' + a.at(-1) + '\\n'); process.exitCode = 1; }
+`);
+    chmodSync(join(dir, 'docker'), 0o755);
+    const path = process.env['PATH'];
+    process.env['PATH'] = `${dir}:${path ?? ''}`;
+    cleanupPath = () => { process.env['PATH'] = path; };
+  }
+  let cleanupPath = (): void => undefined;
+  afterEach(() => { cleanupPath(); });
+
+  it('reads the engine and model from its process and the URL from its published port', async () => {
+    fakeDocker([{ Path: 'python3', Args: ['-m', 'sglang.launch_server', '--model-path', 'zai-org/GLM-4.6', '--host', '0.0.0.0'], State: { Running: true }, Config: { Env: ['HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyz', 'PATH=/usr/bin'] }, HostConfig: { NetworkMode: 'bridge' }, NetworkSettings: { Ports: { '30000/tcp': [{ HostIp: '127.0.0.1', HostPort: '31000' }] } } }]);
+    const p = await plan({ container: 'glm' });
+    expect(p.config.targets['glm']).toMatchObject({ engine: 'sglang', url: 'http://127.0.0.1:31000', logs: { kind: 'command', argv: ['docker', 'logs', '-f', 'glm'] } });
+    expect(p.facts[0]).toBe('sglang from the command of container glm, at http://127.0.0.1:31000 (its published port)');
+  });
+
+  it('takes the command line port on the host network, and says when the port is not published', async () => {
+    fakeDocker([{ Path: 'vllm', Args: ['serve', 'org/m', '--port', '8005'], HostConfig: { NetworkMode: 'host' }, NetworkSettings: { Ports: {} } }]);
+    expect((await plan({ container: 'v' })).config.targets['v']?.url).toBe('http://127.0.0.1:8005');
+    fakeDocker([{ Path: 'vllm', Args: ['serve', 'org/m'], HostConfig: { NetworkMode: 'bridge' }, NetworkSettings: { Ports: { '8000/tcp': null } } }]);
+    await expect(plan({ container: 'v' })).rejects.toThrow("cannot tell the server's URL (container v does not publish the server's port 8000 on this host): pass --url URL");
+    await expect(plan({ container: 'other', runtime: 'podman' })).rejects.toThrow(/cannot run podman|podman container inspect other failed/);
   });
 });
 
