@@ -3,7 +3,7 @@ import { ModelwatchError } from '../errors.js';
 import { defaultDemoSpeed, maxDemoSpeed, runDemo } from '../sim/demo.js';
 import { loadScenarios, type LoadScenario } from '../sim/load.js';
 import { exitCodes, type CommandIO } from './io.js';
-import { parseListen } from './run.js';
+import { parseListen } from './listen.js';
 
 /** Usage text of `modelwatch demo`. */
 export const demoUsage = `usage: modelwatch demo [--scenario ok|crash|stall|garbage] [--speed N] [--listen HOST:PORT] [--exit] [--no-color]

@@ -4,7 +4,7 @@ import { notifySchema, type Config } from '../config/schema.js';
 import { ModelwatchError } from '../errors.js';
 import { Notifier } from '../notify/dispatcher.js';
 import { testNotification } from '../notify/notification.js';
-import { notifyDestination } from '../watch/plan.js';
+import { notifyDestination } from '../notify/flag.js';
 import { exitCodes, type CommandIO } from './io.js';
 
 /** Usage text of `modelwatch notify`. */

@@ -7,7 +7,7 @@ import { daemonClient, type TargetRead } from '../watch/daemon-client.js';
 import { planWatch, watchFlagsOf, watchFlagsUsage, watchOptions } from '../watch/plan.js';
 import { waitExitCodes, waitFor, type WaitResult } from '../watch/waiter.js';
 import { exitCodes, type CommandIO } from './io.js';
-import { listenFailure } from './run.js';
+import { listenFailure } from './listen.js';
 import { defaultStatusUrl } from './status.js';
 
 /** Usage text of `modelwatch wait`. */

@@ -8,7 +8,7 @@ import { loadSummary } from '../watch/summary.js';
 import { liveView } from '../watch/view.js';
 import { waitExitCodes, waitFor, type WaitResult } from '../watch/waiter.js';
 import { exitCodes, type CommandIO } from './io.js';
-import { listenFailure } from './run.js';
+import { listenFailure } from './listen.js';
 
 /** Usage text of `modelwatch watch`. */
 export const watchUsage = `usage: modelwatch watch --unit UNIT [options]

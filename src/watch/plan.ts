@@ -9,8 +9,9 @@ import { basename, resolve as resolvePath } from 'node:path';
 import { validateConfigText, type ValidateOptions } from '../config/load.js';
 import { targetNamePattern, type Config } from '../config/schema.js';
 import { ModelwatchError } from '../errors.js';
-import { parseListen } from '../commands/run.js';
+import { parseListen } from '../commands/listen.js';
 import type { ServerCommand } from './command-line.js';
+import { notifyDestination } from '../notify/flag.js';
 import { defaultHistoryPath } from './state-dir.js';
 import { ContainerReadError, readContainerServer, type ContainerServer } from './container.js';
 import { readUnitServer, UnitReadError, type UnitServer } from './unit.js';
@@ -108,32 +109,6 @@ export interface WatchPlan {
   readonly facts: readonly string[];
   /** Things the user should know before the load starts (an API key the canary lacks, say). */
   readonly warnings: readonly string[];
-}
-
-const kinds = ['webhook', 'slack', 'ntfy'] as const;
-
-/** One `--notify` value as a destination of the configuration. */
-export function notifyDestination(spec: string): Record<string, string> {
-  let kind: string | undefined;
-  let rest = spec;
-  const prefix = /^([a-z]+):(?!\/\/)/.exec(spec);
-  if (prefix !== null && (kinds as readonly string[]).includes(prefix[1] ?? '')) {
-    kind = prefix[1];
-    rest = spec.slice((prefix[1]?.length ?? 0) + 1);
-  }
-  const env = /^env:([A-Za-z_][A-Za-z0-9_]*)$/.exec(rest);
-  if (env !== null) {
-    if (kind === undefined) throw new ModelwatchError('MW_ERR_USAGE', `--notify ${spec}: say the kind of a URL read from a variable, like slack:env:${env[1] ?? ''}`);
-    return { kind, urlEnv: env[1] ?? '' };
-  }
-  let host = '';
-  try {
-    host = new URL(rest).hostname;
-  } catch {
-    throw new ModelwatchError('MW_ERR_USAGE', '--notify takes [KIND:]URL (http or https) or KIND:env:VARIABLE');
-  }
-  kind ??= host === 'hooks.slack.com' ? 'slack' : host === 'ntfy.sh' ? 'ntfy' : 'webhook';
-  return { kind, url: rest };
 }
 
 function gpuList(text: string): unknown {

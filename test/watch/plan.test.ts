@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseSince } from '../../src/commands/wait.js';
-import { notifyDestination, planWatch, targetNameOf } from '../../src/watch/plan.js';
+import { notifyDestination } from '../../src/notify/flag.js';
+import { planWatch, targetNameOf } from '../../src/watch/plan.js';
 import { defaultHistoryPath } from '../../src/watch/state-dir.js';
 import { cachedCatalog } from '../config/support.js';
 
