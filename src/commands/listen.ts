@@ -29,3 +29,6 @@ export function listenFailure(err: unknown, at: { readonly host: string; readonl
   if (code === 'EADDRNOTAVAIL') return `cannot listen on ${where}: no such address on this host; choose another with ${option}`;
   return undefined;
 }
+
+/** Where a daemon listens unless told otherwise (DESIGN.md: the default listen address). */
+export const defaultDaemonUrl = 'http://127.0.0.1:9464';

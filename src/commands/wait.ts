@@ -7,8 +7,7 @@ import { daemonClient, type TargetRead } from '../watch/daemon-client.js';
 import { planWatch, watchFlagsOf, watchFlagsUsage, watchOptions } from '../watch/plan.js';
 import { waitExitCodes, waitFor, type WaitResult } from '../watch/waiter.js';
 import { exitCodes, type CommandIO } from './io.js';
-import { listenFailure } from './listen.js';
-import { defaultStatusUrl } from './status.js';
+import { defaultDaemonUrl, listenFailure } from './listen.js';
 
 /** Usage text of `modelwatch wait`. */
 export const waitUsage = `usage: modelwatch wait [--url URL] [--target NAME] [options]
@@ -20,7 +19,7 @@ With --url and --target it asks a running modelwatch daemon; with watch's flags 
 --engine with --url, --log-file or --container) it watches the server itself, as watch does, in
 the background, and stops once it has the answer.
 
-  --url URL             the daemon (default ${defaultStatusUrl}); with watch's flags, the server's URL
+  --url URL             the daemon (default ${defaultDaemonUrl}); with watch's flags, the server's URL
   --target NAME         the daemon's target (default: its only one)
   --timeout D           give up after D, like 45m (default: no deadline)
   --stall-limit D       give up when the load has been stalled for D past its phase's stall budget
@@ -136,7 +135,7 @@ export async function waitCommand(args: readonly string[], io: CommandIO, signal
       read = () => Promise.resolve({ kind: 'status', status: runtime.status() });
       progress?.(`modelwatch wait: watching ${target} (${plan.facts.join('; ')})`);
     } else {
-      const client = daemonClient(values.url ?? defaultStatusUrl);
+      const client = daemonClient(values.url ?? defaultDaemonUrl);
       let name = values.target;
       if (name === undefined) {
         const asked = Date.now();

@@ -196,3 +196,28 @@ describe.runIf(haveJournalTools)('modelwatch wait against a running daemon, and 
     expect(daemon.output()).not.toContain(secrets.MW_TEST_HOOK_TOKEN);
   }, 60_000);
 });
+
+describe.runIf(haveJournalTools)('modelwatch wait when the daemon goes away', () => {
+  it('keeps trying while it is away, and exits 4 once it has been away for --unreachable-after', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mw-wait-lost-'));
+    const sim = await startSimServer({ mode: 'loading' });
+    try {
+      const file = buildJournal(pastLoad('ok').slice(0, 20).map((l) => ({ ...l, unit: 'vllm.service' })), dir);
+      const cfg = join(dir, 'm.yaml');
+      writeFileSync(cfg, `gpu: { enabled: false }\nhistory: { path: ${join(dir, 'h.db')} }\ntargets:\n  kimi: { engine: vllm, url: "${sim.url}", logs: { journal: { unit: vllm.service, file: ${file} } } }\n`);
+      const d = await startDaemonProcess(cfg);
+      const waiting = runCli(['wait', '--url', d.address, '--unreachable-after', '2s']);
+      await new Promise((r) => setTimeout(r, 2500));
+      d.child.kill('SIGTERM');
+      await d.exited;
+      const r = await waiting;
+      expect(r.code).toBe(4);
+      expect(r.stderr).toMatch(/kimi: attempt 1 (starting|loading_weights)\n/);
+      expect(r.stderr).toMatch(/the daemon does not answer \(.*ECONNREFUSED\); trying again\n/);
+      expect(r.stderr).toMatch(/modelwatch wait: the daemon did not answer for [23] s: .*ECONNREFUSED\n$/);
+    } finally {
+      await sim.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
