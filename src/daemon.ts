@@ -17,6 +17,7 @@ import { openHistory, type History } from './history/database.js';
 import { scheduleCron } from './schedule.js';
 import { TargetRuntime } from './daemon/target.js';
 import { Metrics } from './metrics/registry.js';
+import { createNotifier } from './notify/dispatcher.js';
 import { buildServer, type DaemonView, type HttpServer, type Log } from './server/server.js';
 import { createCommandSource } from './sources/command.js';
 import { createGpuSource } from './sources/gpu.js';
@@ -28,7 +29,6 @@ import { createProcessSource } from './sources/process.js';
 import type { Observation, Source, SourceName } from './sources/source.js';
 import { createUnitSource } from './sources/unit.js';
 import { version } from './version.js';
-import { Notifier } from './notify/dispatcher.js';
 
 /** The shortest time between two canary runs requested through the API, per target. */
 const manualIntervalMs = 10_000;
@@ -117,7 +117,6 @@ export async function startDaemon(config: Config, options: DaemonOptions = {}): 
   }
   const sourceState = new Map<string, { up: boolean; error: string | undefined }>();
   let historyState: HistoryState = { state: 'unavailable', path: config.history.path, error: 'not opened yet', since: null, writeFailures: 0 };
-  let notifier: Notifier | undefined;
 
   const view: DaemonView = {
     metrics: async () => {
@@ -202,26 +201,14 @@ export async function startDaemon(config: Config, options: DaemonOptions = {}): 
     );
   }
 
-  const secrets: string[] = apiToken === undefined ? [] : [apiToken];
-  for (const t of Object.values(config.targets)) {
-    try {
-      const key = readSecret({ env: t.smoke.apiKeyEnv, file: t.smoke.apiKeyFile });
-      if (key !== undefined) secrets.push(key);
-    } catch {
-      // A key that cannot be read fails the canary runs that need it, and is in no notification.
-    }
-  }
-  if (config.notify.destinations.length > 0) {
-    const n = new Notifier(config.notify, {
-      status: (name) => targets.get(name)?.status(),
-      smokeEnabled: (name) => config.targets[name]?.smoke.enabled ?? false,
-      secrets,
-      metrics,
-      log: (level, msg, fields) => { log[level](fields, msg); },
-    });
-    notifier = n;
-    hub.subscribe((e) => { n.onEvent(e); });
-  }
+  // Notifications read the targets' typed state and events, like every other output.
+  const notifier = createNotifier(config, {
+    status: (name) => targets.get(name)?.status(),
+    secrets: apiToken === undefined ? [] : [apiToken],
+    metrics,
+    log: (level, msg, fields) => { log[level](fields, msg); },
+  });
+  if (notifier !== undefined) hub.subscribe(notifier.onEvent.bind(notifier));
 
   const emit = (o: Observation): void => {
     if (o.kind === 'source') {

@@ -293,3 +293,22 @@ export class Notifier {
     this.stop.abort();
   }
 }
+
+/**
+ * The daemon's notifier for a configuration, or undefined when it has no destination. The secrets
+ * it scrubs are `deps.secrets` and the targets' canary API keys (read here once; one that cannot
+ * be read is in no notification anyway); the canary tells a verified load from a ready one.
+ */
+export function createNotifier(config: Config, deps: Omit<NotifierDeps, 'smokeEnabled'>): Notifier | undefined {
+  if (config.notify.destinations.length === 0) return undefined;
+  const secrets = [...(deps.secrets ?? [])];
+  for (const t of Object.values(config.targets)) {
+    try {
+      const key = readSecret({ env: t.smoke.apiKeyEnv, file: t.smoke.apiKeyFile });
+      if (key !== undefined) secrets.push(key);
+    } catch {
+      // Unreadable: the canary runs that need it fail, and it cannot be in a message.
+    }
+  }
+  return new Notifier(config.notify, { ...deps, secrets, smokeEnabled: (name) => config.targets[name]?.smoke.enabled ?? false });
+}
