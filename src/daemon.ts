@@ -17,6 +17,7 @@ import { openHistory, type History } from './history/database.js';
 import { scheduleCron } from './schedule.js';
 import { TargetRuntime } from './daemon/target.js';
 import { Metrics } from './metrics/registry.js';
+import { createNotifier } from './notify/dispatcher.js';
 import { buildServer, type DaemonView, type HttpServer, type Log } from './server/server.js';
 import { createCommandSource } from './sources/command.js';
 import { createGpuSource } from './sources/gpu.js';
@@ -45,6 +46,17 @@ export interface DaemonOptions {
   readonly tickMs?: number | undefined;
   /** Interval of the unit, process and host sources; default 2 s. */
   readonly pollMs?: number | undefined;
+}
+
+/** The load history's state, as `/healthz` reports it. */
+export interface HistoryState {
+  /** `ok`; `unavailable` (it could not be opened: nothing is recorded or learned); `failing` (its latest write failed). */
+  readonly state: 'ok' | 'unavailable' | 'failing';
+  readonly path: string;
+  readonly error: string | null;
+  /** ISO time of the latest change of state. */
+  readonly since: string | null;
+  readonly writeFailures: number;
 }
 
 /** A running daemon. */
@@ -90,15 +102,22 @@ export async function startDaemon(config: Config, options: DaemonOptions = {}): 
   const targets = new Map<string, TargetRuntime>();
   const drivers = new Map<string, CanaryDriver>();
   const lastManualRun = new Map<string, number>();
-  // Read once at start: a missing variable or file is a configuration error, said now.
+  // Read once at start. A token file that cannot be read is a configuration error, said now; a
+  // token variable that is not set leaves the acting endpoints off (said in the log once listening),
+  // so that a configuration naming one starts before anyone has set it.
   let apiToken: string | undefined;
+  let actingOff: string | undefined;
   try {
     apiToken = readSecret({ env: config.api.tokenEnv, file: config.api.tokenFile });
+    if (apiToken === undefined) actingOff = 'no api.tokenEnv or api.tokenFile is configured';
   } catch (err) {
-    const path = config.api.tokenEnv === undefined ? 'api.tokenFile' : 'api.tokenEnv';
-    throw new ModelwatchError('MW_ERR_CONFIG_INVALID', 'the API token cannot be read', [`${path}: ${(err as Error).message}`]);
+    if (config.api.tokenEnv === undefined) {
+      throw new ModelwatchError('MW_ERR_CONFIG_INVALID', 'the API token cannot be read', [`api.tokenFile: ${(err as Error).message}`]);
+    }
+    actingOff = `${(err as Error).message} (api.tokenEnv)`;
   }
   const sourceState = new Map<string, { up: boolean; error: string | undefined }>();
+  let historyState: HistoryState = { state: 'unavailable', path: config.history.path, error: 'not opened yet', since: null, writeFailures: 0 };
 
   const view: DaemonView = {
     metrics: async () => {
@@ -114,7 +133,9 @@ export async function startDaemon(config: Config, options: DaemonOptions = {}): 
     triggerSmoke: async (name, authorization) => {
       const driver = drivers.get(name);
       if (driver === undefined) return { status: 404, body: { error: `no target "${name}"` } };
-      if (apiToken === undefined) return { status: 403, body: { error: 'acting endpoints are disabled: configure api.tokenEnv or api.tokenFile' } };
+      if (apiToken === undefined) {
+        return { status: 403, body: { error: config.api.tokenEnv === undefined ? 'acting endpoints are disabled: configure api.tokenEnv or api.tokenFile' : `acting endpoints are disabled: the environment variable ${config.api.tokenEnv} is not set` } };
+      }
       const presented = /^Bearer (.+)$/i.exec(authorization ?? '')?.[1];
       if (presented === undefined || !tokenMatches(presented, apiToken)) {
         return { status: 401, body: { error: 'a valid bearer token is required' }, headers: { 'www-authenticate': 'Bearer' } };
@@ -133,6 +154,9 @@ export async function startDaemon(config: Config, options: DaemonOptions = {}): 
       uptimeSeconds: Math.round((Date.now() - startedAt) / 1000),
       targets: names.length,
       sources: Object.fromEntries(sourceState),
+      history: historyState,
+      acting: { enabled: apiToken !== undefined, ...(actingOff === undefined ? {} : { reason: actingOff }) },
+      notify: notifier?.status() ?? [],
       // What a person should fix on the watched servers themselves (a block-buffered stdout).
       warnings: [...targets.values()].flatMap((t) => {
         const w = t.bufferingWarning;
@@ -150,15 +174,20 @@ export async function startDaemon(config: Config, options: DaemonOptions = {}): 
     throw new ModelwatchError('MW_ERR_CONFIG_INVALID', 'the TLS certificate or key cannot be used', [`listen.tls: ${(err as Error).message}`]);
   }
   const log = server.log;
-  // The history is an aid, not a condition: without it the daemon still watches.
+  // The history is an aid, not a condition: without it the daemon still watches, and /healthz says so.
   let history: History | undefined;
   try {
     mkdirSync(dirname(config.history.path), { recursive: true });
     history = openHistory(config.history.path);
+    historyState = { state: 'ok', path: config.history.path, error: null, since: new Date().toISOString(), writeFailures: 0 };
   } catch (err) {
+    historyState = { state: 'unavailable', path: config.history.path, error: String(err), since: new Date().toISOString(), writeFailures: 0 };
     log.warn({ path: config.history.path, err: String(err) }, 'load history unavailable');
   }
-  const recorder = history === undefined ? undefined : new HistoryWriter(history, (err) => { log.warn({ err: String(err) }, 'load history write failed'); });
+  const recorder = history === undefined ? undefined : new HistoryWriter(history, (err) => {
+    historyState = { ...historyState, state: 'failing', error: String(err), since: new Date().toISOString(), writeFailures: historyState.writeFailures + 1 };
+    log.warn({ err: String(err) }, 'load history write failed');
+  });
 
   for (const name of names) {
     const cfg = config.targets[name];
@@ -177,6 +206,15 @@ export async function startDaemon(config: Config, options: DaemonOptions = {}): 
       }),
     );
   }
+
+  // Notifications read the targets' typed state and events, like every other output.
+  const notifier = createNotifier(config, {
+    status: (name) => targets.get(name)?.status(),
+    secrets: apiToken === undefined ? [] : [apiToken],
+    metrics,
+    log: (level, msg, fields) => { log[level](fields, msg); },
+  });
+  if (notifier !== undefined) hub.subscribe(notifier.onEvent.bind(notifier));
 
   const emit = (o: Observation): void => {
     if (o.kind === 'source') {
@@ -269,7 +307,15 @@ export async function startDaemon(config: Config, options: DaemonOptions = {}): 
     controller.abort();
     clearInterval(ticker);
     await Promise.all(running);
+    await notifier?.close(0);
+    history?.close();
     throw err;
+  }
+
+  if (actingOff !== undefined) {
+    const fields = { reason: actingOff, endpoints: ['POST /api/v1/targets/:name/smoke'] };
+    if (config.api.tokenEnv === undefined) log.info(fields, 'acting endpoints disabled: no API token configured');
+    else log.warn(fields, `acting endpoints disabled: set ${config.api.tokenEnv} to enable them`);
   }
 
   return {
@@ -280,6 +326,8 @@ export async function startDaemon(config: Config, options: DaemonOptions = {}): 
       controller.abort();
       clearInterval(ticker);
       await Promise.all(running);
+      // What was said last (a crash that ends watch or wait) still goes out, within a few seconds.
+      await notifier?.close();
       await server.close();
       history?.close();
     },

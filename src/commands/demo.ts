@@ -3,10 +3,10 @@ import { ModelwatchError } from '../errors.js';
 import { defaultDemoSpeed, maxDemoSpeed, runDemo } from '../sim/demo.js';
 import { loadScenarios, type LoadScenario } from '../sim/load.js';
 import { exitCodes, type CommandIO } from './io.js';
-import { parseListen } from './run.js';
+import { parseListen } from './listen.js';
 
 /** Usage text of `modelwatch demo`. */
-export const demoUsage = `usage: modelwatch demo [--scenario ok|crash|stall|garbage] [--speed N] [--listen HOST:PORT] [--no-color]
+export const demoUsage = `usage: modelwatch demo [--scenario ok|crash|stall|garbage] [--speed N] [--listen HOST:PORT] [--exit] [--no-color]
 
 Runs a complete simulated load of a large model (Kimi-K2.5, 1T parameters, 64 shards, TP=8 on
 8 simulated H200s) watched by the real daemon: a simulated vLLM server, simulated GPUs and a
@@ -21,7 +21,10 @@ Scenarios:
 
 --speed N compresses time (default ${defaultDemoSpeed}: a 13-minute load in about 25 s; at most ${maxDemoSpeed}).
 --listen HOST:PORT where the daemon listens (default 127.0.0.1:9464, or a free port when taken).
-Exit code 0 when the scenario's expected outcome was observed, 1 otherwise, 2 for a usage error.
+Once the scenario's outcome is seen the daemon keeps serving (the status page, the API, /metrics)
+until Ctrl-C; --exit stops at once instead (for scripts).
+Exit code 0 when the scenario's expected outcome was observed, 1 otherwise (also after Ctrl-C),
+130 when stopped before the outcome, 2 for a usage error.
 `;
 
 /** `modelwatch demo`: runs one simulated load until its outcome; SIGINT or SIGTERM stops it cleanly. */
@@ -33,6 +36,7 @@ export async function demoCommand(args: readonly string[], io: CommandIO): Promi
       speed: { type: 'string' },
       listen: { type: 'string' },
       'no-color': { type: 'boolean', default: false },
+      exit: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
     allowPositionals: true,
@@ -67,6 +71,7 @@ export async function demoCommand(args: readonly string[], io: CommandIO): Promi
       out: io.stdout,
       color: !values['no-color'] && process.env['NO_COLOR'] === undefined,
       signal: controller.signal,
+      serveAfter: !values.exit,
     });
   } finally {
     process.off('SIGINT', stop);

@@ -11,16 +11,22 @@ export const usage = `modelwatch ${version}: watches LLM inference servers while
 usage: modelwatch COMMAND [options]
 
 commands:
+  watch --unit UNIT [options]            watch one server's load live, no configuration needed, and
+                                         end with a summary (or --engine, --url and --log-file/--container)
+  wait [--url URL --target NAME | watch's flags] [--timeout D]
+                                         block until the load is verified (exit 0), crashed (1), out of
+                                         time or stalled (3), or the daemon is unreachable (4)
   run -c FILE [--listen HOST:PORT]       the daemon: watch the configured targets live
   replay --engine ENGINE [--json] FILE   classify a captured log and print the load timeline
   replay -c CONFIG --backfill TARGET FILE
                                          write the load attempts of a capture into the history
   smoke --url URL [--model M] [--probe NAME...] [--json]
                                          run the smoke canary once against an OpenAI-compatible server
-  demo [--scenario ok|crash|stall|garbage] [--speed N]
+  demo [--scenario ok|crash|stall|garbage] [--speed N] [--exit]
                                          a simulated load of a large model watched by the real daemon
   status [--url URL] [--once] [--no-color]
                                          the live state of every target of a running daemon
+  notify --test [-c FILE] [--notify URL] send a test notification to each destination
   check-config FILE                      validate a configuration file and list every problem
   version                                print the version
 
@@ -41,6 +47,9 @@ const commands: Readonly<Record<string, Command>> = {
   smoke: async (args, io) => (await import('./smoke.js')).smokeCommand(args, io),
   demo: async (args, io) => (await import('./demo.js')).demoCommand(args, io),
   status: async (args, io) => (await import('./status.js')).statusCommand(args, io),
+  watch: async (args, io) => (await import('./watch.js')).watchCommand(args, io),
+  wait: async (args, io) => (await import('./wait.js')).waitCommand(args, io),
+  notify: async (args, io) => (await import('./notify.js')).notifyCommand(args, io),
   'check-config': checkConfigCommand,
   version: (_args, io) => {
     io.stdout.write(`${version}\n`);

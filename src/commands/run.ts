@@ -1,8 +1,11 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config/load.js';
-import { startDaemon } from '../daemon.js';
+import { startDaemon, type Daemon } from '../daemon.js';
 import { ModelwatchError } from '../errors.js';
 import { exitCodes, type CommandIO } from './io.js';
+import { listenFailure, parseListen } from './listen.js';
+
+export { parseListen } from './listen.js';
 
 /** Usage text of `modelwatch run`. */
 export const runUsage = `usage: modelwatch run -c FILE [--listen HOST:PORT]
@@ -10,14 +13,6 @@ export const runUsage = `usage: modelwatch run -c FILE [--listen HOST:PORT]
 Runs the daemon: follows every configured target's logs, health, GPUs, unit and processes,
 and serves /metrics, the API, the readiness gate and the event stream. SIGTERM or SIGINT stops it.
 `;
-
-/** Parses HOST:PORT (IPv6 in brackets: [::1]:9464). */
-export function parseListen(text: string): { host: string; port: number } {
-  const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(text);
-  const port = Number(m?.[3]);
-  if (!m || port > 65535) throw new ModelwatchError('MW_ERR_USAGE', `--listen must be HOST:PORT, not "${text}"`);
-  return { host: m[1] ?? m[2] ?? '127.0.0.1', port };
-}
 
 /** `modelwatch run -c FILE`: the daemon, until SIGTERM or SIGINT. */
 export async function runCommand(args: readonly string[], io: CommandIO): Promise<number> {
@@ -32,7 +27,16 @@ export async function runCommand(args: readonly string[], io: CommandIO): Promis
   }
   if (values.config === undefined) throw new ModelwatchError('MW_ERR_USAGE', '-c FILE is required');
   const config = loadConfig(values.config);
-  const daemon = await startDaemon(config, { listen: values.listen === undefined ? undefined : parseListen(values.listen) });
+  const listen = values.listen === undefined ? undefined : parseListen(values.listen);
+  let daemon: Daemon;
+  try {
+    daemon = await startDaemon(config, { listen });
+  } catch (err) {
+    const why = listenFailure(err, listen ?? config.listen, listen === undefined ? `--listen HOST:PORT or listen.port in ${values.config}` : '--listen HOST:PORT');
+    if (why === undefined) throw err;
+    io.stderr.write(`modelwatch run: ${why}\n`);
+    return exitCodes.usage;
+  }
   daemon.log.info({ address: daemon.address, targets: [...daemon.targets.keys()] }, 'modelwatch listening');
   await new Promise<void>((resolve) => {
     const stop = (sig: NodeJS.Signals): void => {

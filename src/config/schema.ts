@@ -521,6 +521,79 @@ const targetsSchema = z
   .refine((targets) => Object.keys(targets).length > 0, { error: 'configure at least one target' })
   .describe('the watched inference servers, by name');
 
+/** The events a notification destination can be sent (see src/notify/). */
+export const notifyEvents = ['verified', 'crashed', 'stalled', 'slow', 'canary_failed'] as const;
+
+/** The kinds of notification destinations. */
+export const notifyKinds = ['webhook', 'slack', 'ntfy'] as const;
+
+/** The syntax of a destination name: the destination label of modelwatch_notifications_total. */
+export const destinationNamePattern = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
+
+const notifyUrl = z
+  .string({ error: requiredOr('expected an http(s) URL') })
+  .refine((text) => {
+    try {
+      const u = new URL(text);
+      return (u.protocol === 'http:' || u.protocol === 'https:') && u.username === '' && u.password === '';
+    } catch {
+      return false;
+    }
+  }, { error: (issue) => `"${String(issue.input)}" must be an http:// or https:// URL without a user name or password (a URL that holds a secret goes in urlEnv or urlFile)` });
+
+const urlFields = ['url', 'urlEnv', 'urlFile'] as const;
+const urlOnlyOne = atMostOne(urlFields, 'where the URL comes from');
+const tokenFields = ['tokenEnv', 'tokenFile'] as const;
+const tokenOnlyOne = atMostOne(tokenFields, 'the bearer token');
+const destinationSchema = z
+  .strictObject({
+    name: z
+      .string()
+      .regex(destinationNamePattern, { error: 'a destination name is 1 to 63 letters, digits, "_", "." or "-", starting with a letter or digit' })
+      .optional()
+      .describe('name of the destination in metrics, /healthz and logs (never its URL); default KIND-N, like slack-1'),
+    kind: z.enum(notifyKinds, { error: 'expected webhook, slack or ntfy' }).describe('webhook (a JSON POST), slack (a Slack-compatible incoming webhook) or ntfy (an ntfy topic URL)'),
+    url: notifyUrl.optional().describe('the URL notifications are POSTed to (a Slack webhook URL is a secret: prefer urlEnv or urlFile)'),
+    urlEnv: envName.optional().describe('environment variable that holds the URL'),
+    urlFile: absolutePath.optional().describe('file that holds the URL'),
+    tokenEnv: envName.optional().describe('environment variable that holds a bearer token sent as Authorization (a webhook, a protected ntfy topic)'),
+    tokenFile: absolutePath.optional().describe('file that holds that bearer token'),
+    events: z.array(z.enum(notifyEvents)).min(1).default([...notifyEvents]).describe('the events sent to this destination'),
+    targets: z.array(z.string().regex(targetNamePattern)).min(1).optional().describe('the targets whose events are sent; default every target'),
+  })
+  .refine(urlOnlyOne.check, urlOnlyOne.params)
+  .refine((d) => urlFields.some((k) => d[k] !== undefined), { error: 'set one of url, urlEnv and urlFile' })
+  .refine(tokenOnlyOne.check, tokenOnlyOne.params)
+  .describe('one place notifications go');
+
+/** The `notify` section of the configuration. */
+export const notifySchema = z
+  .strictObject({
+    destinations: z
+      .array(destinationSchema)
+      .default([])
+      .superRefine((list, ctx) => {
+        const seen = new Set<string>();
+        list.forEach((d, i) => {
+          if (d.name === undefined) return;
+          if (seen.has(d.name)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `the destination name "${d.name}" is used twice` });
+          seen.add(d.name);
+        });
+      })
+      .describe('where notifications go'),
+    retries: z.number().int().min(0).max(10).default(3).describe('deliveries retried after a failed one (network errors, HTTP 429 and 5xx), with backoff'),
+    timeout: duration('10s', 'timeout of one delivery'),
+    rateLimit: z
+      .strictObject({
+        max: z.number().int().min(1).max(1000).default(10).describe('notifications sent per target and destination within one window'),
+        per: duration('1h', 'the window of the rate limit'),
+      })
+      .prefault({})
+      .describe('at most max notifications per target and destination in any window of per; the rest are counted, and said in the next one sent'),
+  })
+  .prefault({})
+  .describe('notifications of load events (verified, crashed, stalled, slow, canary failed) to webhooks, Slack and ntfy');
+
 /** Schema of the configuration file; its output has every default applied and durations in milliseconds. */
 export const configSchema = z
   .strictObject({
@@ -530,7 +603,15 @@ export const configSchema = z
     api: apiSchema,
     defaults: defaultsSchema,
     gpu: gpuSchema,
+    notify: notifySchema,
     targets: targetsSchema,
+  })
+  .superRefine((config, ctx) => {
+    config.notify.destinations.forEach((d, i) => {
+      for (const [j, name] of (d.targets ?? []).entries()) {
+        if (config.targets[name] === undefined) ctx.addIssue({ code: 'custom', path: ['notify', 'destinations', i, 'targets', j], message: `no target "${name}" is configured` });
+      }
+    });
   })
   .transform((config) => ({
     ...config,

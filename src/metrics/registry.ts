@@ -53,6 +53,8 @@ export class Metrics {
   private readonly smokeLast = this.gauge('modelwatch_smoke_last_run_timestamp_seconds', 'When a canary probe last ran (Unix time).', ['target', 'probe']);
   private readonly smokeVerdict = this.gauge('modelwatch_smoke_verdict', `Verdict of the last run of a canary probe: one series, 1, labelled with it (${smokeVerdicts.join(', ')}). A skipped probe (cannot apply to the server) has no smoke_success series.`, ['target', 'probe', 'verdict']);
   private readonly smokeErrors = this.gauge('modelwatch_smoke_consecutive_errors', 'Runs of the canary in a row, since the gate last verified the target, that ended in error (no answer); the gate closes at smoke.closeAfterErrors.', ['target']);
+  private readonly notifications = new Counter({ name: 'modelwatch_notifications_total', help: 'Notifications to a destination by event and outcome (sent, failed after its retries, suppressed by the rate limit).', labelNames: ['destination', 'event', 'outcome'], registers: [this.registry] });
+  private readonly notifyUp = this.gauge('modelwatch_notify_up', '1 when the latest notification to a destination was delivered, 0 when it failed or the destination is unavailable.', ['destination']);
   private readonly cpuSeen = new Map<string, number>();
   private readonly restartsSeen = new Map<string, number>();
   private diskSeen: number | undefined;
@@ -230,6 +232,16 @@ export class Metrics {
   /** Canary runs in a row that ended in error since the gate last verified the target. */
   setSmokeErrors(target: string, n: number): void {
     this.smokeErrors.set({ target }, n);
+  }
+
+  /** One notification to a destination ended `sent`, `failed` or `suppressed`. */
+  notification(destination: string, event: string, outcome: 'sent' | 'failed' | 'suppressed'): void {
+    this.notifications.inc({ destination, event, outcome });
+  }
+
+  /** Whether the latest delivery to a destination succeeded. */
+  setNotifyUp(destination: string, up: boolean): void {
+    this.notifyUp.set({ destination }, up ? 1 : 0);
   }
 
   /** Whether a source observes normally. */

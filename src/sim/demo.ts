@@ -45,6 +45,11 @@ export interface DemoOptions {
   readonly color?: boolean | undefined;
   /** Stops the demo early (everything is still closed and removed). */
   readonly signal?: AbortSignal | undefined;
+  /**
+   * Once the scenario's outcome is seen, keep the daemon and the simulated server serving (the
+   * status page, the API) until `signal` aborts, instead of stopping at once. Needs `signal`.
+   */
+  readonly serveAfter?: boolean | undefined;
 }
 
 /** Exit code of a demo stopped by its signal (128 + SIGINT, as shells report it). */
@@ -449,6 +454,20 @@ export async function runDemo(options: DemoOptions): Promise<number> {
     const ok = !interrupted && verdict.done && verdict.ok;
     const outcome = interrupted ? 'interrupted' : verdict.done ? verdict.outcome : `no outcome within ${human((deadline - startedAt) / 1000)}: ${last === undefined ? 'the daemon never answered' : `phase ${last.view.phase}, ${last.view.ready.reason}`}`;
     out.write(`\n${summary({ scenario, speed, wall: wall(), poll: last, peak, outcome, ok, paint })}\n`);
+    const signal = options.signal;
+    if (!interrupted && options.serveAfter === true && signal !== undefined && !signal.aborted) {
+      out.write(
+        [
+          '',
+          paint('bold', 'The scenario is over; the daemon keeps serving what it saw until Ctrl-C:'),
+          `  status page: ${base}/`,
+          `  target:      ${targetUrl}`,
+          `  metrics:     ${base}/metrics`,
+          '',
+        ].join('\n'),
+      );
+      await new Promise<void>((resolve) => { signal.addEventListener('abort', () => { resolve(); }, { once: true }); });
+    }
     return interrupted ? demoInterruptedCode : ok ? 0 : 1;
   } finally {
     stop.abort();

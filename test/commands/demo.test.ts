@@ -15,7 +15,7 @@ const tempDir = (stdout: string): string => /log file followed by the daemon: (\
 
 describe('modelwatch demo', () => {
   it('crash: exit 0 once the daemon names version_mismatch and the flashinfer line', async () => {
-    const { code, stdout, stderr } = await run(demoCommand, ['--scenario', 'crash', '--speed', '200']);
+    const { code, stdout, stderr } = await run(demoCommand, ['--scenario', 'crash', '--speed', '200', '--exit']);
     expect(stderr).toBe('');
     expect(code).toBe(0);
     expect(stdout).toMatch(/metrics: http:\/\/127\.0\.0\.1:\d+\/metrics/);
@@ -31,7 +31,7 @@ describe('modelwatch demo', () => {
 
   it('ok at --speed 60: verified within a minute, with shards, CUDA graphs, ~74 GiB per GPU, the canary passing and the gate open', async () => {
     const started = Date.now();
-    const { code, stdout } = await run(demoCommand, ['--scenario', 'ok', '--speed', '60', '--listen', '127.0.0.1:0']);
+    const { code, stdout } = await run(demoCommand, ['--scenario', 'ok', '--speed', '60', '--listen', '127.0.0.1:0', '--exit']);
     const wallMs = Date.now() - started;
     expect(code).toBe(0);
     // The whole 12-13 minute timeline, stall budgets included, runs 60 times faster: well under a minute.
@@ -54,7 +54,7 @@ describe('modelwatch demo', () => {
   }, 90_000);
 
   it('stall: the endless compile is flagged stalled with its budget compressed by the speed', async () => {
-    const { code, stdout } = await run(demoCommand, ['--scenario', 'stall', '--speed', '200', '--listen', '127.0.0.1:0']);
+    const { code, stdout } = await run(demoCommand, ['--scenario', 'stall', '--speed', '200', '--listen', '127.0.0.1:0', '--exit']);
     expect(code).toBe(0);
     expect(stdout).toContain('phase compiling');
     // The compile budget of 6 simulated minutes runs in 1.8 s of wall time at 200x.
@@ -66,12 +66,28 @@ describe('modelwatch demo', () => {
   }, 30_000);
 
   it('garbage: the load reaches ready, the canary fails and the gate stays closed', async () => {
-    const { code, stdout } = await run(demoCommand, ['--scenario', 'garbage', '--speed', '200', '--listen', '127.0.0.1:0']);
+    const { code, stdout } = await run(demoCommand, ['--scenario', 'garbage', '--speed', '200', '--listen', '127.0.0.1:0', '--exit']);
     expect(code).toBe(0);
     expect(stdout).toContain('phase ready');
     expect(stdout).toMatch(/smoke canary: failed: FAIL capital/);
     expect(stdout).not.toContain('readiness gate: 200');
     expect(stdout).toMatch(/outcome: ready, but the smoke canary failed, so the readiness gate stays closed \(503\)/);
+    expect(existsSync(tempDir(stdout))).toBe(false);
+  }, 30_000);
+
+  it('keeps serving the status page and the API after the scenario until Ctrl-C, then exits with its outcome', async () => {
+    let stdout = '';
+    const pending = demoCommand(['--scenario', 'crash', '--speed', '200', '--listen', '127.0.0.1:0'], { stdout: { write: (t: string) => (stdout += t) }, stderr: { write: () => undefined } });
+    const deadline = Date.now() + 15_000;
+    while (!stdout.includes('the daemon keeps serving') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    const page = /status page: (http:\/\/127\.0\.0\.1:\d+)\/\n/.exec(stdout.slice(stdout.indexOf('keeps serving')))?.[1] ?? '';
+    expect(page).not.toBe('');
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await fetch(`${page}/`)).status).toBe(200);
+    const target = (await (await fetch(`${page}/api/v1/targets/kimi-k2.5`)).json()) as { phase: string };
+    expect(target.phase).toBe('crashed');
+    process.emit('SIGINT');
+    expect(await pending).toBe(0);
     expect(existsSync(tempDir(stdout))).toBe(false);
   }, 30_000);
 

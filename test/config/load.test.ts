@@ -43,6 +43,7 @@ describe('loadConfig: a valid file', () => {
         learning: { enabled: true, stallMultiple: 3, stallFloor: 120_000, slowMultiple: 1.5, pastLoads: 20 },
       },
       gpu: { enabled: true, nvidiaSmi: 'nvidia-smi', interval: 2000 },
+      notify: { destinations: [], retries: 3, timeout: 10_000, rateLimit: { max: 10, per: 3_600_000 } },
       targets: {
         llama: {
           engine: 'vllm',
@@ -237,7 +238,7 @@ targets:
       [`history: { path: history.db }\n${minimalYaml}`, 'history.path: "history.db" must be an absolute path'],
       [`engines: { dirs: [engines] }\n${minimalYaml}`, 'engines.dirs[0]: "engines" must be an absolute path'],
       [`engines: { dirs: [/nonexistent/modelwatch-engines] }\n${minimalYaml}`, 'engines.dirs[0]: /nonexistent/modelwatch-engines: ENOENT'],
-      [`extra: 1\n${minimalYaml}`, 'extra: unknown key (known: listen, engines, history, api, defaults, gpu, targets)'],
+      [`extra: 1\n${minimalYaml}`, 'extra: unknown key (known: listen, engines, history, api, defaults, gpu, notify, targets)'],
       [minimalYaml.replace('llama:', '"bad name!":'), 'targets["bad name!"]: a target name is 1 to 63 letters'],
       [minimalYaml.replace('llama:', '"llama-3.1":') + '    port: 1\n', 'targets["llama-3.1"].port: unknown key'],
     ];
@@ -296,7 +297,7 @@ targets:
 
   it('does not let __proto__ pollute anything', () => {
     const problems = problemsOf(`__proto__: { polluted: 1 }\nlisten: { __proto__: { port: 1 } }\n${minimalYaml}`);
-    expect(problems).toEqual(['__proto__: unknown key (known: listen, engines, history, api, defaults, gpu, targets) (line 1)', 'listen.__proto__: unknown key (known: host, port, tls) (line 2)']);
+    expect(problems).toEqual(['__proto__: unknown key (known: listen, engines, history, api, defaults, gpu, notify, targets) (line 1)', 'listen.__proto__: unknown key (known: host, port, tls) (line 2)']);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 

@@ -19,7 +19,7 @@ describe('deploy/systemd/modelwatch.service', () => {
     for (const line of ['DynamicUser=yes', 'NoNewPrivileges=yes', 'ProtectSystem=strict', 'ProtectHome=yes', 'CapabilityBoundingSet=', 'SupplementaryGroups=systemd-journal video']) {
       expect(text).toContain(line);
     }
-    expect(text).toMatch(/^ExecStart=\/usr\/bin\/node \/opt\/modelwatch\/dist\/cli\.js run -c /m);
+    expect(text).toMatch(/^ExecStart=\/usr\/bin\/node \/opt\/modelwatch\/lib\/node_modules\/modelwatch\/dist\/cli\.js run -c /m);
   });
 });
 

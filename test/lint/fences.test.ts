@@ -20,7 +20,7 @@ describe('import fences (one module per outside dependency)', () => {
     ['fastify', 'src/server/server.ts'],
     ['better-sqlite3', 'src/history/database.ts'],
     ['systeminformation', 'src/sources/host.ts'],
-    ['undici', ['src/sources/health.ts', 'src/probes/client.ts']],
+    ['undici', ['src/sources/health.ts', 'src/probes/client.ts', 'src/notify/post.ts']],
   ])('%s may be imported by %s only', async (module, owner) => {
     const owners = Array.isArray(owner) ? owner : [owner];
     const code = `import x from '${module}';\nexport const y = x;\n`;

@@ -88,15 +88,16 @@ describe('POST /api/v1/targets/:name/smoke without a configured token', () => {
     }
   });
 
-  it('a configured but unreadable token stops the daemon at start, naming where it looked', async () => {
+  it('a token variable that is not set leaves them off (said in /healthz); an unreadable token file stops the daemon at start', async () => {
     const dir = tempDir();
     const cfg = (api: string): Parameters<typeof startDaemon>[0] =>
       validateConfigText(`api: ${api}\ngpu: { enabled: false }\nhistory: { path: ${join(dir, 'h.db')} }\ntargets:\n  kimi:\n    engine: vllm\n    url: http://127.0.0.1:9\n    logs: { file: { path: ${join(dir, 'v.log')} } }\n`, 'x.yaml').config!;
     delete process.env['MW_TEST_NO_SUCH_TOKEN'];
-    await expect(startDaemon(cfg('{ tokenEnv: MW_TEST_NO_SUCH_TOKEN }'), { logLevel: false })).rejects.toMatchObject({
-      code: 'MW_ERR_CONFIG_INVALID',
-      problems: ['api.tokenEnv: environment variable MW_TEST_NO_SUCH_TOKEN is not set'],
-    });
+    const d = await startDaemon(cfg('{ tokenEnv: MW_TEST_NO_SUCH_TOKEN }'), { listen: { host: '127.0.0.1', port: 0 }, logLevel: false });
+    cleanups.push(() => d.close());
+    const a = await call(`${d.address}/api/v1/targets/kimi/smoke`, { method: 'POST', authorization: 'Bearer x' });
+    expect([a.status, JSON.parse(a.text)]).toEqual([403, { error: 'acting endpoints are disabled: the environment variable MW_TEST_NO_SUCH_TOKEN is not set' }]);
+    expect(JSON.parse((await call(`${d.address}/healthz`)).text)).toMatchObject({ acting: { enabled: false, reason: 'environment variable MW_TEST_NO_SUCH_TOKEN is not set (api.tokenEnv)' } });
     writeFileSync(join(dir, 'empty.token'), '\n');
     await expect(startDaemon(cfg(`{ tokenFile: ${join(dir, 'empty.token')} }`), { logLevel: false })).rejects.toMatchObject({
       problems: [`api.tokenFile: ${join(dir, 'empty.token')} is empty`],
