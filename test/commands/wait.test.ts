@@ -125,7 +125,8 @@ describe.runIf(haveJournalTools)('modelwatch wait against a running daemon, and 
     const r = await runCli(['wait', '--url', daemon.address, '--target', 'broken', '--timeout', '60s']);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('modelwatch wait: broken crashed: version_mismatch');
-    expect(r.stderr).toContain(`  root cause: ${rootCause}`);
+    // The line as the sources pass it on: the API key it echoes redacted at the source.
+    expect(r.stderr).toContain(`  root cause: ${rootCause.replace(secrets.MW_TEST_VLLM_KEY, '***')}`);
     expect(r.stderr).toMatch(/ {2}hint: Installed packages disagree/);
   }, 90_000);
 
