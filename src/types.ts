@@ -60,6 +60,7 @@ export const crashReasons = [
   'killed',
   'gpu_fault',
   'config_error',
+  'port_in_use',
   'unknown',
 ] as const;
 

@@ -29,6 +29,12 @@ export interface LineVerdict {
   /** The phase a marker or counter on this line announces. */
   readonly phase: MarkerPhase | undefined;
   readonly restart: boolean;
+  /** A line only a serving server prints (requests, throughput, batches). */
+  readonly serving: boolean;
+  /** A line saying the failure above it was handled (retry, fallback). */
+  readonly recovery: boolean;
+  /** A line of an exception report (traceback header, frame, chained-exception note). */
+  readonly exception: boolean;
   readonly counter: CounterReading | undefined;
   /** Name of the benign rule that matched, with the phases it is harmless in. */
   readonly benign: BenignMatch | undefined;
@@ -106,6 +112,9 @@ export class LineClassifier {
       line: this.view,
       phase: undefined,
       restart: false,
+      serving: false,
+      recovery: false,
+      exception: false,
       counter: undefined,
       benign: undefined,
       crash: undefined,
@@ -131,6 +140,9 @@ export class LineClassifier {
     const text = cand.length > 0 ? line.message : '';
     let phase: MarkerPhase | undefined;
     let restart = false;
+    let serving = false;
+    let recovery = false;
+    let exception = false;
     let counter: CounterReading | undefined;
     let benign: BenignMatch | undefined;
     let consequential: Rule | undefined;
@@ -176,6 +188,15 @@ export class LineClassifier {
             if (m) version = group(rule, m, 'version');
           }
           break;
+        case 'serving':
+          if (!serving && rule.re.test(text)) serving = true;
+          break;
+        case 'recovery':
+          if (!recovery && rule.re.test(text)) recovery = true;
+          break;
+        case 'exception':
+          if (!exception && rule.re.test(text)) exception = true;
+          break;
       }
     }
     let crash: CrashMatch | undefined;
@@ -192,6 +213,9 @@ export class LineClassifier {
     }
     v.phase = phase;
     v.restart = restart;
+    v.serving = serving;
+    v.recovery = recovery;
+    v.exception = exception;
     v.counter = counter;
     v.benign = benign;
     v.crash = crash;

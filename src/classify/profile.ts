@@ -23,6 +23,16 @@ export interface EngineProfileSpec {
   readonly version?: readonly string[] | undefined;
   /** Lines that announce a phase. */
   readonly phases?: { readonly [P in MarkerPhase]?: readonly string[] | undefined } | undefined;
+  /**
+   * Lines that only a server already serving requests prints (throughput, batch and request lines): a
+   * capture that starts with them is `ready`, but during a load they are the engine's own warmup
+   * requests and move nothing.
+   */
+  readonly serving?: readonly string[] | undefined;
+  /** Lines that say the failure above them was handled (a retry, a fallback): its error lines end nothing. */
+  readonly recovery?: readonly string[] | undefined;
+  /** Lines of an exception report (traceback headers, frames, chained-exception notes, native frames). */
+  readonly exception?: readonly string[] | undefined;
   /** Counters within a phase: named groups `done` and `total`, or `percent`. */
   readonly progress?: readonly ProgressSpec[] | undefined;
   /** Harmless warnings and the phases in which they are harmless (all phases when omitted). */
@@ -85,7 +95,7 @@ export interface ForetellSpec {
 }
 
 /** Every kind of compiled rule, in evaluation priority order. */
-export const ruleKinds = ['benign', 'consequential', 'causal', 'generic', 'foretell', 'restart', 'phase', 'progress', 'version'] as const;
+export const ruleKinds = ['benign', 'consequential', 'causal', 'generic', 'foretell', 'restart', 'phase', 'progress', 'version', 'serving', 'recovery', 'exception'] as const;
 
 /** The kind of one compiled rule. */
 export type RuleKind = (typeof ruleKinds)[number];
@@ -198,6 +208,9 @@ export function compileProfile(
       drafts.push({ ...base, kind: 'progress', name: p.name, phase: p.phase, source: p.pattern, pattern: p.pattern, path: `progress[${i}]` }),
     );
     s.version?.forEach((v, i) => drafts.push({ ...base, kind: 'version', name: 'version', source: v, pattern: v, path: `version[${i}]` }));
+    for (const kind of ['serving', 'recovery', 'exception'] as const) {
+      s[kind]?.forEach((v, i) => drafts.push({ ...base, kind, name: kind, source: v, pattern: v, path: `${kind}[${i}]` }));
+    }
   }
   // Stable sort by kind keeps each kind's rules in profile order, the profile's own before its parents'.
   drafts.sort((a, b) => ruleKinds.indexOf(a.kind) - ruleKinds.indexOf(b.kind));

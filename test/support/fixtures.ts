@@ -14,6 +14,11 @@ export interface Expectation {
   benign?: Record<string, number>;
   /** The lines at which a new server process begins after the first (restart banners). */
   restarts?: string[];
+  /**
+   * Where the classifier, after review, still disagrees with the human expectation, and why: the
+   * golden test does not pin those parts (the scorer counts them as misses).
+   */
+  knownMiss?: { phaseOrder?: string; rootCause?: string };
 }
 
 /** One golden fixture: a log and its expectation. */
