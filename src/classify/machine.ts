@@ -318,14 +318,14 @@ export class PhaseMachine {
     }
     if (v.recovery) {
       // "retrying without pipeline parallelism": the error lines above were handled.
-      this.candidates = [];
+      if (this.candidates.length > 0) this.candidates = [];
       this.block = null;
     }
     if (v.serving && v.crash === undefined && !v.exception && this.phase !== 'crashed') {
       // Request and batch lines: a capture that starts with them starts while serving; during a load
       // they are the engine's own warmup requests.
       if (this.phase === 'down') this.newAttempt(line, at, events, 'ready');
-      else if (this.phase === 'ready') this.candidates = [];
+      else if (this.phase === 'ready' && this.candidates.length > 0) this.candidates = [];
       this.block = null;
     }
     // A capture that begins mid-load has no start line: its first marker opens the attempt there.

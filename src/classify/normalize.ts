@@ -248,6 +248,12 @@ export class LineView implements NormalizedLine {
     this.cached = text;
   }
 
+  /** Whether the message contains `text`, without slicing it. */
+  includes(text: string): boolean {
+    const i = this.source.indexOf(text, this.start);
+    return i !== -1 && i + text.length <= this.end;
+  }
+
   /** Whether the message starts with `prefix`, without slicing it. */
   startsWith(prefix: string): boolean {
     return this.end - this.start >= prefix.length && this.source.startsWith(prefix, this.start);

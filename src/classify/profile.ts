@@ -2,7 +2,7 @@ import type { CrashReason, MarkerPhase, Phase } from '../types.js';
 import { markerPhases } from '../types.js';
 import { LiteralMatcher } from './matcher.js';
 import { unnameGroups } from './groups.js';
-import { requiredLiterals } from './literal.js';
+import { exactLiteral, requiredLiterals } from './literal.js';
 
 /**
  * An engine profile as written in `config/engines/<engine>.yaml`: the line patterns of one
@@ -116,6 +116,10 @@ export interface Rule {
   readonly profile: string;
   /** Group numbers of the named groups the pattern was written with (progress and version rules). */
   readonly groups: Readonly<Record<string, number>>;
+  /** The text the pattern matches when it is plain text: a substring test decides it, no regex runs. */
+  readonly exact?: string;
+  /** For an exact rule: how far before the end of its prefilter literal's hit the exact text starts. */
+  readonly exactBack?: number;
 }
 
 /** A profile ready for matching: rules in priority order and the literal prefilter over them. */
@@ -229,8 +233,14 @@ export function compileProfile(
       throw new ProfileError(d.profile, d.path, 'a version pattern needs a named group "version"');
     }
     const { path: _path, pattern: _pattern, ...rest } = d;
-    rules.push({ ...rest, id, re, groups: named.index });
+    // Case-insensitive and capturing rules still need their regex.
+    const exact = re.flags === '' && d.kind !== 'progress' && d.kind !== 'version' ? exactLiteral(re.source) : undefined;
     const lits = requiredLiterals(re.source);
+    // Where the prefilter's (folded, possibly shortened) literal sits in the exact text: the
+    // classifier then checks the exact text at the hit instead of searching the line again.
+    const lit = lits?.length === 1 ? lits[0] : undefined;
+    const at = exact !== undefined && lit !== undefined ? exact.toLowerCase().indexOf(lit) : -1;
+    rules.push({ ...rest, id, re, groups: named.index, ...(exact === undefined ? {} : { exact }), ...(at < 0 || lit === undefined ? {} : { exactBack: at + lit.length }) });
     if (lits === undefined) unfiltered.push(id);
     else for (const lit of lits) {
       literals.push(lit);
