@@ -64,6 +64,7 @@ export const crashReasons = [
   'gpu_fault',
   'config_error',
   'unresponsive',
+  'port_in_use',
   'unknown',
 ] as const;
 

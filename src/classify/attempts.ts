@@ -30,7 +30,7 @@ export interface AttemptIdentity {
 }
 
 /** What opened an attempt. */
-export type AttemptOpener = 'invocation' | 'banner' | 'marker' | 'unit' | 'process' | 'health' | 'crash';
+export type AttemptOpener = 'invocation' | 'banner' | 'marker' | 'serving' | 'unit' | 'process' | 'health' | 'crash';
 
 /** The ledger's verdict on one piece of evidence. */
 export type AttemptDecision =
@@ -118,10 +118,11 @@ export class AttemptLedger {
   }
 
   /**
-   * A capture or log that begins mid-load: its first phase marker opens the attempt there (the
-   * start was not seen), or a bare crash opens one to hold it.
+   * A capture or log that begins mid-load: its first phase marker opens the attempt there, or its
+   * first serving line (it began while the server served), or a bare crash opens one to hold it.
+   * The start was not seen.
    */
-  opened(by: 'marker' | 'crash', at: number | null): AttemptIdentity {
+  opened(by: 'marker' | 'serving' | 'crash', at: number | null): AttemptIdentity {
     const d = this.open({ invocation: null, pid: null, at, startSeen: false, openedBy: by });
     return d.kind === 'new' ? d.identity : (this.current as AttemptIdentity);
   }

@@ -29,6 +29,12 @@ export interface LineVerdict {
   /** The phase a marker or counter on this line announces. */
   readonly phase: MarkerPhase | undefined;
   readonly restart: boolean;
+  /** A line only a serving server prints (requests, throughput, batches). */
+  readonly serving: boolean;
+  /** A line saying the failure above it was handled (retry, fallback). */
+  readonly recovery: boolean;
+  /** A line of an exception report (traceback header, frame, chained-exception note). */
+  readonly exception: boolean;
   readonly counter: CounterReading | undefined;
   /** Name of the benign rule that matched, with the phases it is harmless in. */
   readonly benign: BenignMatch | undefined;
@@ -95,17 +101,21 @@ function counterOf(rule: Rule, m: RegExpExecArray, into: Mutable<CounterReading>
  * It reuses one verdict object, valid until the next call, so the hot path allocates nothing.
  */
 export class LineClassifier {
-  private readonly candidates: number[] = [];
   private readonly view = new LineView();
   private readonly counterHolder: Mutable<CounterReading> = { name: '', phase: 'loading_weights', done: undefined, total: undefined, ratio: 0 };
   private readonly verdict: Mutable<LineVerdict>;
   private readonly crashHolder: Mutable<CrashMatch> = { reason: 'unknown', causal: false, specific: false, terminal: false };
+  private readonly hitEnd: Int32Array;
 
   constructor(readonly profile: CompiledProfile) {
+    this.hitEnd = profile.matcher.hitEnd;
     this.verdict = {
       line: this.view,
       phase: undefined,
       restart: false,
+      serving: false,
+      recovery: false,
+      exception: false,
       counter: undefined,
       benign: undefined,
       crash: undefined,
@@ -124,62 +134,84 @@ export class LineClassifier {
     const line = this.view;
     normalizeLine(raw, year, line);
     const { rules, matcher, unfiltered } = this.profile;
-    const cand = this.candidates;
-    matcher.scan(line.source, cand, line.start, line.end);
-    for (const id of unfiltered) cand.push(id);
-    // Most lines match no literal: their message never becomes a string of its own.
-    const text = cand.length > 0 ? line.message : '';
+    // The ids of the rules worth running, in priority order: the prefilter's hits (one reused
+    // buffer) and the rules it cannot filter.
+    let n = matcher.scanFound(line.source, line.start, line.end);
+    const found = matcher.found;
+    for (let k = 0; k < unfiltered.length; k++) found[n++] = unfiltered[k] ?? 0;
+    // Insertion sort: a line hits a handful of literals at most.
+    for (let k = 1; k < n; k++) {
+      const id = found[k] ?? 0;
+      let j = k - 1;
+      while (j >= 0 && (found[j] ?? 0) > id) {
+        found[j + 1] = found[j] ?? 0;
+        j--;
+      }
+      found[j + 1] = id;
+    }
+
     let phase: MarkerPhase | undefined;
     let restart = false;
+    let serving = false;
+    let recovery = false;
+    let exception = false;
     let counter: CounterReading | undefined;
     let benign: BenignMatch | undefined;
     let consequential: Rule | undefined;
     let causal: Rule | undefined;
     let foretell: CrashReason | undefined;
     let version: string | undefined;
-    if (cand.length > 1) cand.sort(ascending);
-    for (const id of cand) {
-      const rule = rules[id];
+    for (let k = 0; k < n; k++) {
+      const rule = rules[found[k] ?? -1];
       if (rule === undefined) continue;
       switch (rule.kind) {
-        case 'benign':
-          if (benign === undefined && rule.re.test(text)) benign = rule.benign;
-          break;
-        case 'consequential':
-          if (consequential === undefined && rule.re.test(text)) consequential = rule;
-          break;
-        case 'causal':
-        case 'generic':
-          if (causal === undefined && rule.re.test(text)) causal = rule;
-          break;
-        case 'foretell':
-          if (foretell === undefined && rule.re.test(text)) foretell = rule.reason;
-          break;
-        case 'restart':
-          if (!restart && rule.re.test(text)) restart = true;
+        case 'serving':
+          if (!serving && (rule.exact === undefined ? rule.re.test(line.message) : this.exactMatch(rule, rule.exact))) serving = true;
           break;
         case 'phase':
-          if (phase === undefined && rule.re.test(text)) phase = rule.phase;
+          if (phase === undefined && (rule.exact === undefined ? rule.re.test(line.message) : this.exactMatch(rule, rule.exact))) phase = rule.phase;
           break;
         case 'progress':
           if (counter === undefined) {
-            const m = rule.re.exec(text);
+            const m = rule.re.exec(line.message);
             if (m) {
               counter = counterOf(rule, m, this.counterHolder);
               phase ??= rule.phase;
             }
           }
           break;
+        case 'benign':
+          if (benign === undefined && (rule.exact === undefined ? rule.re.test(line.message) : this.exactMatch(rule, rule.exact))) benign = rule.benign;
+          break;
+        case 'consequential':
+          if (consequential === undefined && (rule.exact === undefined ? rule.re.test(line.message) : this.exactMatch(rule, rule.exact))) consequential = rule;
+          break;
+        case 'causal':
+        case 'generic':
+          if (causal === undefined && (rule.exact === undefined ? rule.re.test(line.message) : this.exactMatch(rule, rule.exact))) causal = rule;
+          break;
+        case 'foretell':
+          if (foretell === undefined && (rule.exact === undefined ? rule.re.test(line.message) : this.exactMatch(rule, rule.exact))) foretell = rule.reason;
+          break;
+        case 'restart':
+          if (!restart && (rule.exact === undefined ? rule.re.test(line.message) : this.exactMatch(rule, rule.exact))) restart = true;
+          break;
         case 'version':
           if (version === undefined) {
-            const m = rule.re.exec(text);
+            const m = rule.re.exec(line.message);
             if (m) version = group(rule, m, 'version');
           }
+          break;
+        case 'recovery':
+          if (!recovery && (rule.exact === undefined ? rule.re.test(line.message) : this.exactMatch(rule, rule.exact))) recovery = true;
+          break;
+        case 'exception':
+          if (!exception && (rule.exact === undefined ? rule.re.test(line.message) : this.exactMatch(rule, rule.exact))) exception = true;
           break;
       }
     }
     let crash: CrashMatch | undefined;
-    if ((consequential || causal) && isQuotedSource(text)) {
+    if ((consequential || causal) && isQuotedSource(line.message)) {
       // Source lines quoted by a traceback (`    raise ValueError("No available memory ...")`) repeat
       // the words of the error without being the error.
     } else if (consequential) {
@@ -192,6 +224,9 @@ export class LineClassifier {
     }
     v.phase = phase;
     v.restart = restart;
+    v.serving = serving;
+    v.recovery = recovery;
+    v.exception = exception;
     v.counter = counter;
     v.benign = benign;
     v.crash = crash;
@@ -199,6 +234,21 @@ export class LineClassifier {
     v.version = version;
     v.baseClass = baseClassOf(line);
     return v;
+  }
+
+  /**
+   * Whether a plain-text rule matches the current line: its text at the prefilter's hit, else
+   * anywhere in the message. Plain-text rules need no regex, so a message becomes a string of its
+   * own only when a regex has to run on it.
+   */
+  private exactMatch(rule: Rule, exact: string): boolean {
+    const view = this.view;
+    if (rule.exactBack !== undefined) {
+      const from = (this.hitEnd[rule.id] ?? 0) - rule.exactBack;
+      if (from >= view.start && from + exact.length <= view.end && view.source.startsWith(exact, from)) return true;
+    }
+    // The first hit differed in case, or the literal occurs twice: search.
+    return view.includes(exact);
   }
 
   private crashMatch(reason: CrashReason, causal: boolean, specific: boolean, terminal: boolean): CrashMatch {
@@ -210,5 +260,3 @@ export class LineClassifier {
     return c;
   }
 }
-
-const ascending = (a: number, b: number): number => a - b;

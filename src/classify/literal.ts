@@ -130,3 +130,27 @@ export function requiredLiterals(source: string, minLength = 3, maxLength = 24):
   }
   return literals;
 }
+
+const escapedLiteral = new Set('.()[]{}|\\?*+^$/-"\'#:,= <>!@%&~`'.split(''));
+
+/**
+ * The text a pattern matches when it is nothing but literal text (escaped punctuation allowed), or
+ * undefined: such a rule needs no regular expression, a substring test decides it.
+ */
+export function exactLiteral(source: string): string | undefined {
+  let out = '';
+  for (let i = 0; i < source.length; i++) {
+    const ch = source[i] ?? '';
+    if (ch === '\\') {
+      const next = source[i + 1] ?? '';
+      if (!escapedLiteral.has(next)) return undefined;
+      out += next;
+      i++;
+    } else if ('.^$*+?()[]{}|'.includes(ch)) {
+      return undefined;
+    } else {
+      out += ch;
+    }
+  }
+  return out.length > 0 ? out : undefined;
+}

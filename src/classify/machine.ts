@@ -18,6 +18,11 @@ export interface MachineOptions {
   readonly stallBudgetsMs?: Partial<Record<LoadingPhase, number>> | undefined;
   /** Year for timestamps that carry none (vLLM `MM-DD`); defaults to the year of the first time seen. */
   readonly year?: number | undefined;
+  /**
+   * Read llama.cpp's elapsed-time prefix (milliseconds since its process started, counted from the
+   * epoch) as the time of a line that has no other: for replaying a capture, never for live input.
+   */
+  readonly elapsedClock?: boolean | undefined;
 }
 
 /** A phase entered, with the line that moved it and when. */
@@ -87,6 +92,17 @@ export interface AttemptState {
   readonly version: string | null;
 }
 
+/** An exception report the attempt has not got past: its first line, and whether it names a fatal failure. */
+interface OpenBlock {
+  readonly line: string;
+  readonly at: number | null;
+  readonly fatal: boolean;
+}
+
+/** The hint of a crash whose exception line was cut off the capture. */
+export const causeNotInCapture =
+  'The root cause is not in the capture (the exception line was cut off): read the lines before the ones shown.';
+
 interface Candidate {
   readonly reason: CrashReason;
   readonly line: string;
@@ -137,6 +153,8 @@ export class PhaseMachine {
   /** What the current crash's root-cause line is: a specific cause, a bare exception, or only a consequence. */
   private crashRoot: 'causal' | 'generic' | 'consequential' = 'consequential';
   private candidates: Candidate[] = [];
+  /** The exception report the attempt ended its lines with, until a later line shows progress. */
+  private block: OpenBlock | null = null;
   private foretold: { reason: CrashReason; line: string; at: number | null }[] = [];
   private counters: Record<string, { -readonly [K in keyof CounterReading]: CounterReading[K] }> = {};
   private lastProgressAt: number | null = null;
@@ -155,7 +173,10 @@ export class PhaseMachine {
   ) {
     this.budgets = { ...defaultStallBudgetsMs, ...options.stallBudgetsMs };
     this.year = options.year;
+    this.elapsedClock = options.elapsedClock === true;
   }
+
+  private readonly elapsedClock: boolean;
 
   /** The latest time the machine has seen (ms), from lines or ticks. */
   get now(): number | null {
@@ -218,7 +239,7 @@ export class PhaseMachine {
     const year = this.year ?? new Date(at ?? Date.now()).getUTCFullYear();
     const verdict = this.classifier.classify(raw, year);
     this.ownTime = verdict.line.at;
-    const when = at ?? verdict.line.at;
+    const when = at ?? verdict.line.at ?? (this.elapsedClock ? verdict.line.elapsed : undefined);
     if (when !== undefined && this.year === undefined) this.year = new Date(when).getUTCFullYear();
     const events = this.events;
     if (events.length > 0) events.length = 0;
@@ -253,12 +274,19 @@ export class PhaseMachine {
 
   /**
    * Ends the input (the process is gone or the capture ends): a load that still holds an
-   * unanswered causal error line crashed with it.
+   * unanswered causal error line crashed with it, and an attempt whose last lines are an exception
+   * report that nothing after it answered crashed of it (a serving one only when the report names a
+   * fatal failure: a request's traceback does not stop a server). This is a rule of the end of a
+   * capture: live, a traceback followed by silence may be a process that is still alive.
    */
   finish(): MachineEvent[] {
     const events: MachineEvent[] = [];
-    if ((this.phase === 'down' || isOneOf(loadingPhases, this.phase)) && this.candidates.length > 0) {
-      this.enterCrash(this.candidates[this.candidates.length - 1]?.line ?? '', this.clock, events, undefined);
+    const block = this.block;
+    if (this.phase === 'down' || isOneOf(loadingPhases, this.phase)) {
+      if (this.candidates.length > 0) this.enterCrash(this.candidates[this.candidates.length - 1]?.line ?? '', this.clock, events, undefined);
+      else if (block !== null) this.enterCrash(block.line, block.at, events, undefined, causeNotInCapture);
+    } else if (this.phase === 'ready' && block?.fatal === true) {
+      this.enterCrash(block.line, block.at, events, undefined, this.candidates.length > 0 ? undefined : causeNotInCapture);
     }
     return events;
   }
@@ -359,6 +387,18 @@ export class PhaseMachine {
       this.benignCounts[v.benign.name] = (this.benignCounts[v.benign.name] ?? 0) + 1;
       return 'benign';
     }
+    if (v.recovery) {
+      // "retrying without pipeline parallelism": the error lines above were handled.
+      if (this.candidates.length > 0) this.candidates = [];
+      this.block = null;
+    }
+    if (v.serving && v.crash === undefined && !v.exception && this.phase !== 'crashed') {
+      // Request and batch lines: a capture that starts with them starts while serving; during a load
+      // they are the engine's own warmup requests.
+      if (this.phase === 'down') this.newAttempt(line, at, events, this.ledger.opened('serving', at), 'ready');
+      else if (this.phase === 'ready' && this.candidates.length > 0) this.candidates = [];
+      this.block = null;
+    }
     // A capture that begins mid-load has no start line: its first marker opens the attempt there.
     if (this.phase === 'down' && v.phase !== undefined && v.crash === undefined) this.newAttempt(line, at, events, this.ledger.opened('marker', at), v.phase);
     if (v.crash) {
@@ -373,9 +413,15 @@ export class PhaseMachine {
       } else if (v.crash.terminal) {
         this.enterCrash(line, at, events, v.crash);
       }
+      // A consequence ("WorkerProc hit an exception") or a specific cause is fatal; a bare exception
+      // may be one request's.
+      if (this.current !== 'crashed') this.openBlock(line, at, !v.crash.causal || v.crash.specific);
       return 'error';
     }
     let cls: LineClass = v.foretell !== undefined ? 'warning' : v.baseClass;
+    if (v.exception) this.openBlock(line, at, false);
+    // A marker or counter shows the attempt got past an exception report (a frame that names a phase does not).
+    else if (v.phase !== undefined || v.counter !== undefined) this.block = null;
     if (v.phase !== undefined && this.phase !== 'crashed') {
       if (rank(v.phase) > rank(this.phase)) this.enter(v.phase, line, at, events);
       cls = 'phase';
@@ -407,6 +453,11 @@ export class PhaseMachine {
     return cls;
   }
 
+  private openBlock(line: string, at: number | null, fatal: boolean): void {
+    if (this.block === null) this.block = { line, at, fatal };
+    else if (fatal && !this.block.fatal) this.block = { ...this.block, fatal };
+  }
+
   private progress(at: number | null, events: MachineEvent[]): void {
     if (at === null) return;
     if (this.lastProgressAt !== null) {
@@ -424,6 +475,7 @@ export class PhaseMachine {
     // Errors read before the first marker of a capture belong to the attempt it opens.
     const carried = this.phase === 'down' ? this.candidates : [];
     const previous = this.attempt === 0 ? null : { attempt: this.attempt, phase: this.phase, identity: this.ledger.previous };
+    const carriedBlock = this.phase === 'down' ? this.block : null;
     this.attempt++;
     this.entries = [];
     this.crash = null;
@@ -439,6 +491,7 @@ export class PhaseMachine {
     events.push({ type: 'attempt', attempt: this.attempt, at, line, identity, previous });
     if (direct !== null) this.enter(direct, line, at, events);
     this.candidates = carried;
+    this.block = carriedBlock;
   }
 
   private enter(to: Phase, line: string | null, at: number | null, events: MachineEvent[]): void {
@@ -474,12 +527,19 @@ export class PhaseMachine {
     events.push({ type: 'crash', crash, attempt: this.attempt, revised: true });
   }
 
-  private enterCrash(line: string, at: number | null, events: MachineEvent[], consequential: { reason: CrashReason } | undefined): void {
+  private enterCrash(
+    line: string,
+    at: number | null,
+    events: MachineEvent[],
+    consequential: { reason: CrashReason } | undefined,
+    unseenHint?: string,
+  ): void {
     const root = this.candidates.find((c) => c.specific) ?? this.candidates[0];
     // A capture that is only a crash (a pasted traceback) still is one attempt.
     if (this.phase === 'down') this.newAttempt(line, at, events, this.ledger.opened('crash', at), null);
     const reason = root?.reason ?? consequential?.reason ?? 'unknown';
-    const crash: CrashInfo = { reason, line: root?.line ?? line, at: root?.at ?? at, hint: remediation[reason] };
+    const hint = root === undefined && unseenHint !== undefined ? unseenHint : remediation[reason];
+    const crash: CrashInfo = { reason, line: root?.line ?? line, at: root?.at ?? at, hint };
     this.crash = crash;
     this.crashRoot = root === undefined ? 'consequential' : root.specific ? 'causal' : 'generic';
     this.crashes.push({ attempt: this.attempt, crash });

@@ -12,6 +12,11 @@ export class LiteralMatcher {
   private readonly outStart: Int32Array;
   private readonly outIds: Int32Array;
   private readonly seen: Uint32Array;
+  /** Per id, the index just past the first occurrence of its literal in the last scan. */
+  readonly hitEnd: Int32Array;
+  /** The ids the last `scanFound` found, in `found[0, count)` (one buffer: no array is allocated per line). */
+  readonly found: Int32Array;
+  private count = 0;
   private epoch = 0;
 
   /** Builds the automaton; `literals[i]` reports id `ids[i]`; ids are below `idCount`. */
@@ -88,34 +93,45 @@ export class LiteralMatcher {
     this.width = width;
     this.delta = delta;
     this.seen = new Uint32Array(Math.max(1, idCount));
+    this.hitEnd = new Int32Array(Math.max(1, idCount));
+    this.found = new Int32Array(Math.max(1, idCount));
   }
 
   /** Appends to `out` (cleared first) the distinct ids of the literals found in `text[from, to)`. */
   scan(text: string, out: number[], from = 0, to = text.length): void {
-    if (out.length > 0) out.length = 0;
+    const n = this.scanFound(text, from, to);
+    out.length = 0;
+    for (let k = 0; k < n; k++) out.push(this.found[k] as number);
+  }
+
+  /** Finds the distinct ids of the literals in `text[from, to)` into `found`; returns how many. */
+  scanFound(text: string, from: number, to: number): number {
+    this.count = 0;
     const { delta, classOf } = this;
     let row = 0;
     for (let i = from; i < to; i++) {
       const t = delta[row + (classOf[text.charCodeAt(i)] as number)] as number;
       if (t < 0) {
         row = ~t;
-        this.report(row, out);
+        this.report(row, i + 1);
       } else {
         row = t;
       }
     }
+    return this.count;
   }
 
-  private report(row: number, out: number[]): void {
-    if (out.length === 0) this.epoch++;
+  private report(row: number, at: number): void {
+    if (this.count === 0) this.epoch++;
     const s = row / this.width;
-    const { outStart, outIds, seen, epoch } = this;
+    const { outStart, outIds, seen, epoch, hitEnd, found } = this;
     const end = outStart[s + 1] as number;
     for (let k = outStart[s] as number; k < end; k++) {
       const id = outIds[k] as number;
       if (seen[id] !== epoch) {
         seen[id] = epoch;
-        out.push(id);
+        hitEnd[id] = at;
+        found[this.count++] = id;
       }
     }
   }

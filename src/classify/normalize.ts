@@ -18,6 +18,8 @@ export interface NormalizedLine {
   at: number | undefined;
   /** The syslog identifier when the line came with one (`systemd` for the service manager). */
   origin: string | undefined;
+  /** Milliseconds since the process started, from llama.cpp's `M.SS.mmm.uuu` prefix, if the line has one. */
+  elapsed?: number | undefined;
 }
 
 // eslint-disable-next-line no-control-regex -- ESC is exactly what this pattern removes.
@@ -33,7 +35,10 @@ const sglangHeader = /\[(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?:[.,](\d{1,6
 const tgiLevel = /(TRACE|DEBUG|INFO|WARN|ERROR) +((?:[a-z_][\w-]*(?:\{[^}]*\})?(?:::[\w-]+)*: )*)(?:[\w/.-]+\.rs:\d+: )?/y;
 const uvicornLevel = /(DEBUG|INFO|WARNING|ERROR|CRITICAL):\s+/y;
 const bracketLevel = /\[?(DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL|FATAL)\]?(?::\s*|\s+)/y;
-const llamaStamp = /\d+\.\d\d\.\d{3}\.\d{3} ([IWEDT]) /y;
+// llama.cpp's elapsed time since the process started: minutes.seconds.milliseconds.microseconds.
+const llamaStamp = /(\d+)\.(\d\d)\.(\d{3})\.(\d{3}) ([IWEDT]) /y;
+// llama-server in router mode echoes a child's lines behind the child's port: `[49919] 0.00.403.369 I ...`.
+const routerChildPrefix = /\[\d{2,5}\] /y;
 const rayRepeat = / \[repeated \d+x across cluster\]\s*$/;
 const months = 'JanFebMarAprMayJunJulAugSepOctNovDec';
 const levelWords = new Set(['TRACE', 'DEBUG', 'INFO', 'WARN', 'WARNING', 'ERROR', 'CRITICAL', 'FATAL']);
@@ -227,6 +232,7 @@ export class LineView implements NormalizedLine {
   level: Level | undefined;
   at: number | undefined;
   origin: string | undefined;
+  elapsed: number | undefined;
   private cached: string | undefined;
 
   /** The message text (sliced on first use). */
@@ -242,19 +248,34 @@ export class LineView implements NormalizedLine {
     this.cached = text;
   }
 
+  /** Whether the message contains `text`, without slicing it. */
+  includes(text: string): boolean {
+    const i = this.source.indexOf(text, this.start);
+    return i !== -1 && i + text.length <= this.end;
+  }
+
   /** Whether the message starts with `prefix`, without slicing it. */
   startsWith(prefix: string): boolean {
     return this.end - this.start >= prefix.length && this.source.startsWith(prefix, this.start);
   }
 
   /** Points the view at a new range; clears the cached message. */
-  reset(source: string, start: number, end: number, level: Level | undefined, at: number | undefined, origin: string | undefined): void {
+  reset(
+    source: string,
+    start: number,
+    end: number,
+    level: Level | undefined,
+    at: number | undefined,
+    origin: string | undefined,
+    elapsed: number | undefined,
+  ): void {
     this.source = source;
     this.start = start;
     this.end = end;
     this.level = level;
     this.at = at;
     this.origin = origin;
+    this.elapsed = elapsed;
     this.cached = undefined;
   }
 }
@@ -279,6 +300,7 @@ export function normalizeLine(raw: string, year: number, into?: LineView): Norma
   let level: Level | undefined;
   let at: number | undefined;
   let origin: string | undefined;
+  let elapsed: number | undefined;
   let m: RegExpExecArray | null;
   // Headers nest (container > timestamp > process > engine header); peel them from the left.
   // The level header is the innermost: the message starts right after it.
@@ -301,6 +323,11 @@ export function normalizeLine(raw: string, year: number, into?: LineView): Norma
       if (level === undefined && startsWithLevelWord(text, p) && (m = stickyAt(bracketLevel, text, p))) {
         level = levelOf(m[1] ?? '');
         p += m[0].length;
+        break;
+      }
+      if (isDigit(text, p + 1) && (m = stickyAt(routerChildPrefix, text, p))) {
+        p += m[0].length;
+        continue;
       }
       break;
     }
@@ -317,7 +344,8 @@ export function normalizeLine(raw: string, year: number, into?: LineView): Norma
         continue;
       }
       if ((m = stickyAt(llamaStamp, text, p))) {
-        level = levelOf(m[1] ?? '');
+        level = levelOf(m[5] ?? '');
+        elapsed = num(m[1]) * 60_000 + num(m[2]) * 1000 + num(m[3]) + num(m[4]) / 1000;
         p += m[0].length;
         break;
       }
@@ -355,8 +383,8 @@ export function normalizeLine(raw: string, year: number, into?: LineView): Norma
     const m2 = rayRepeat.exec(text.slice(p, end));
     if (m2) end = p + m2.index;
   }
-  if (into === undefined) return { message: p === 0 && end === text.length ? text : text.slice(p, end), level, at, origin };
+  if (into === undefined) return { message: p === 0 && end === text.length ? text : text.slice(p, end), level, at, origin, elapsed };
   // The classifier reuses one view per line: no string is made unless a rule needs one.
-  into.reset(text, p, end, level, at, origin);
+  into.reset(text, p, end, level, at, origin, elapsed);
   return into;
 }

@@ -2,7 +2,7 @@ import type { CrashReason, MarkerPhase, Phase } from '../types.js';
 import { markerPhases } from '../types.js';
 import { LiteralMatcher } from './matcher.js';
 import { unnameGroups } from './groups.js';
-import { requiredLiterals } from './literal.js';
+import { exactLiteral, requiredLiterals } from './literal.js';
 
 /**
  * An engine profile as written in `config/engines/<engine>.yaml`: the line patterns of one
@@ -23,6 +23,16 @@ export interface EngineProfileSpec {
   readonly version?: readonly string[] | undefined;
   /** Lines that announce a phase. */
   readonly phases?: { readonly [P in MarkerPhase]?: readonly string[] | undefined } | undefined;
+  /**
+   * Lines that only a server already serving requests prints (throughput, batch and request lines): a
+   * capture that starts with them is `ready`, but during a load they are the engine's own warmup
+   * requests and move nothing.
+   */
+  readonly serving?: readonly string[] | undefined;
+  /** Lines that say the failure above them was handled (a retry, a fallback): its error lines end nothing. */
+  readonly recovery?: readonly string[] | undefined;
+  /** Lines of an exception report (traceback headers, frames, chained-exception notes, native frames). */
+  readonly exception?: readonly string[] | undefined;
   /** Counters within a phase: named groups `done` and `total`, or `percent`. */
   readonly progress?: readonly ProgressSpec[] | undefined;
   /** Harmless warnings and the phases in which they are harmless (all phases when omitted). */
@@ -85,7 +95,7 @@ export interface ForetellSpec {
 }
 
 /** Every kind of compiled rule, in evaluation priority order. */
-export const ruleKinds = ['benign', 'consequential', 'causal', 'generic', 'foretell', 'restart', 'phase', 'progress', 'version'] as const;
+export const ruleKinds = ['benign', 'consequential', 'causal', 'generic', 'foretell', 'restart', 'phase', 'progress', 'version', 'serving', 'recovery', 'exception'] as const;
 
 /** The kind of one compiled rule. */
 export type RuleKind = (typeof ruleKinds)[number];
@@ -106,6 +116,10 @@ export interface Rule {
   readonly profile: string;
   /** Group numbers of the named groups the pattern was written with (progress and version rules). */
   readonly groups: Readonly<Record<string, number>>;
+  /** The text the pattern matches when it is plain text: a substring test decides it, no regex runs. */
+  readonly exact?: string;
+  /** For an exact rule: how far before the end of its prefilter literal's hit the exact text starts. */
+  readonly exactBack?: number;
 }
 
 /** A profile ready for matching: rules in priority order and the literal prefilter over them. */
@@ -198,6 +212,9 @@ export function compileProfile(
       drafts.push({ ...base, kind: 'progress', name: p.name, phase: p.phase, source: p.pattern, pattern: p.pattern, path: `progress[${i}]` }),
     );
     s.version?.forEach((v, i) => drafts.push({ ...base, kind: 'version', name: 'version', source: v, pattern: v, path: `version[${i}]` }));
+    for (const kind of ['serving', 'recovery', 'exception'] as const) {
+      s[kind]?.forEach((v, i) => drafts.push({ ...base, kind, name: kind, source: v, pattern: v, path: `${kind}[${i}]` }));
+    }
   }
   // Stable sort by kind keeps each kind's rules in profile order, the profile's own before its parents'.
   drafts.sort((a, b) => ruleKinds.indexOf(a.kind) - ruleKinds.indexOf(b.kind));
@@ -216,8 +233,14 @@ export function compileProfile(
       throw new ProfileError(d.profile, d.path, 'a version pattern needs a named group "version"');
     }
     const { path: _path, pattern: _pattern, ...rest } = d;
-    rules.push({ ...rest, id, re, groups: named.index });
+    // Case-insensitive and capturing rules still need their regex.
+    const exact = re.flags === '' && d.kind !== 'progress' && d.kind !== 'version' ? exactLiteral(re.source) : undefined;
     const lits = requiredLiterals(re.source);
+    // Where the prefilter's (folded, possibly shortened) literal sits in the exact text: the
+    // classifier then checks the exact text at the hit instead of searching the line again.
+    const lit = lits?.length === 1 ? lits[0] : undefined;
+    const at = exact !== undefined && lit !== undefined ? exact.toLowerCase().indexOf(lit) : -1;
+    rules.push({ ...rest, id, re, groups: named.index, ...(exact === undefined ? {} : { exact }), ...(at < 0 || lit === undefined ? {} : { exactBack: at + lit.length }) });
     if (lits === undefined) unfiltered.push(id);
     else for (const lit of lits) {
       literals.push(lit);

@@ -13,7 +13,7 @@ export const remediation: Readonly<Record<CrashReason, string>> = {
   version_mismatch:
     'Installed packages disagree: align the versions the message names (for example flashinfer-cubin with flashinfer-python, or torch with the CUDA driver) and rebuild the image.',
   unsupported_model:
-    'This engine version does not support the model architecture: upgrade the engine or pass --trust-remote-code where the model needs it.',
+    'This engine version does not support the model, or the model file is not a complete one: upgrade the engine or pass --trust-remote-code where the model needs it; re-download a truncated or corrupt file (GGUF).',
   model_not_found:
     'The model path or repository name does not resolve: check the name, the local path and the revision.',
   auth_denied:
@@ -34,5 +34,7 @@ export const remediation: Readonly<Record<CrashReason, string>> = {
     'The server rejected its configuration: fix the flag or value the message names.',
   unresponsive:
     'The server stopped answering its health checks for longer than defaults.health.lostAfter after it was ready: check whether it hangs (py-spy dump of its processes, a stopped process), its logs and the host.',
+  port_in_use:
+    'Another process already listens on the port the server binds (its HTTP port, or torch.distributed\'s master port): stop that process (ss -ltnp) or choose another port.',
   unknown: 'No known root cause matched: read the root-cause line and the lines before it.',
 };

@@ -23,7 +23,16 @@ export interface ReplayReport {
   readonly version: string | null;
   /** Seconds spent in each phase of the final attempt, where the capture has times. */
   readonly durations: Readonly<Partial<Record<Phase, number>>>;
+  /**
+   * What the times are: `wall` (journal or line timestamps), `elapsed` (llama.cpp's time since its
+   * process started, reported from the epoch: `1970-01-01T00:00:01.404Z` is 1.404 s after start), or
+   * `none` (the capture has no times).
+   */
+  readonly clock: 'wall' | 'elapsed' | 'none';
 }
+
+// No wall clock of a real log reads 1970: times before this are llama.cpp's elapsed times.
+const elapsedBefore = Date.UTC(1971, 0, 1);
 
 const iso = (ms: number | null | undefined): string | null => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
 
@@ -34,10 +43,11 @@ export async function replayLines(
   options: MachineOptions = {},
   format: () => InputFormat | 'empty' = () => 'text',
 ): Promise<ReplayReport> {
-  const machine = new PhaseMachine(new LineClassifier(profile), options);
+  const machine = new PhaseMachine(new LineClassifier(profile), { elapsedClock: true, ...options });
   const events: MachineEvent[] = [];
   let total = 0;
   let lastAt: number | null = null;
+  let firstAt: number | null = null;
   for await (const batch of batches) {
     const { texts, ats } = batch;
     total += texts.length;
@@ -46,7 +56,10 @@ export async function replayLines(
       if (out.length > 0) events.push(...out);
     }
     const now = machine.now;
-    if (now !== null) lastAt = Math.max(lastAt ?? now, now);
+    if (now !== null) {
+      lastAt = Math.max(lastAt ?? now, now);
+      firstAt ??= now;
+    }
   }
   for (const e of machine.finish()) events.push(e);
   const state = machine.snapshot();
@@ -81,6 +94,7 @@ export async function replayLines(
     attempts: state.attempt,
     version: state.version,
     durations,
+    clock: firstAt === null ? 'none' : firstAt < elapsedBefore ? 'elapsed' : 'wall',
   };
 }
 

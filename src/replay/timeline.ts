@@ -1,17 +1,28 @@
 import type { ReplayReport } from './replay.js';
 
-/** Formats seconds as a short human duration: 37s, 6m51s, 1h02m. */
+/** Formats seconds as a short human duration: 70ms, 37s, 6m51s, 1h02m. */
 export function formatDuration(seconds: number): string {
+  // Sub-second phases are real (a small llama.cpp model loads in 70 ms): "0s" would hide them.
+  if (seconds > 0 && seconds < 0.9995) return `${Math.round(seconds * 1000)}ms`;
   const s = Math.round(seconds);
   if (s < 60) return `${s}s`;
   if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
   return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
 }
 
-const clock = (at: string | null): string => (at === null ? '--:--:--' : at.slice(11, 19));
+/** A time of the timeline: the wall-clock time of day, or `+M:SS.mmm` after the process started. */
+function clockOf(report: ReplayReport): (at: string | null) => string {
+  if (report.clock !== 'elapsed') return (at) => (at === null ? '--:--:--' : at.slice(11, 19));
+  return (at) => {
+    if (at === null) return '--:--.---';
+    const ms = Date.parse(at);
+    return `+${Math.floor(ms / 60_000)}:${String(Math.floor(ms / 1000) % 60).padStart(2, '0')}.${String(ms % 1000).padStart(3, '0')}`;
+  };
+}
 
 /** Renders a replay report as the readable timeline `modelwatch replay` prints by default. */
 export function renderTimeline(report: ReplayReport, file: string): string {
+  const clock = clockOf(report);
   const out: string[] = [];
   out.push(`${file}: ${report.engine}, ${report.lines.total} lines (${report.format})${report.version ? `, engine version ${report.version}` : ''}`);
   let attempt = 0;

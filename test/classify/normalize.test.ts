@@ -81,4 +81,15 @@ describe('normalizeLine', () => {
       at: undefined,
     });
   });
+  it("reads llama.cpp's elapsed-time prefix (minutes.seconds.ms.us) as milliseconds since the process started", () => {
+    expect(norm('0.01.404.823 I srv    load_model: initializing, n_slots = 4')).toMatchObject({ message: 'srv    load_model: initializing, n_slots = 4', level: 'info', elapsed: 1404.823 });
+    // jdavidrt/intelligent-database-interface llama_server.log: past the first minute.
+    expect(norm('1.00.737.741 I slot print_timing: id  3 | task 0 | prompt eval time =    2473.13 ms').elapsed).toBeCloseTo(60_737.741, 3);
+    expect(norm('INFO 05-19 10:07:28 [core.py:61] x').elapsed).toBeUndefined();
+  });
+
+  it("peels a llama-server router's child prefix ([PORT]) before the elapsed time", () => {
+    // harrier77/nim_llamaserver_chatbot llama_server.log (router mode).
+    expect(norm('[49919] 0.18.017.875 I srv  llama_server: model loaded')).toMatchObject({ message: 'srv  llama_server: model loaded', elapsed: 18_017.875 });
+  });
 });

@@ -186,10 +186,11 @@ describe('llamacpp profile: crash causes', () => {
     expect(m.snapshot().crash).toMatchObject({ reason, line: cause });
   });
 
-  it('reads a port already in use as a config error', () => {
+  it('reads a port already in use as port_in_use, with its own hint', () => {
     const cause = "start: couldn't bind HTTP server socket, hostname: 0.0.0.0, port: 8080";
     const m = run([head[0]!, 'main: binding port with default address family', cause, 'main: exiting due to HTTP server error']);
-    expect(m.snapshot().crash).toMatchObject({ reason: 'config_error', line: cause });
+    expect(m.snapshot().crash).toMatchObject({ reason: 'port_in_use', line: cause });
+    expect(m.snapshot().crash?.hint).toMatch(/already listens on the port/);
   });
 
   it('starts a new attempt when the server is started again', () => {

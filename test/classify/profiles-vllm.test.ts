@@ -118,3 +118,27 @@ describe('vLLM profile across versions', () => {
     expect(s.counts).toMatchObject({ benign: 1, warning: 0 });
   });
 });
+
+describe('vLLM restart banners (issue 11: banners, not any line ending in a version number)', () => {
+  const loading = [
+    '(EngineCore_DP0 pid=526615) INFO 04-27 15:04:57 [gpu_model_runner.py:3467] Starting to load model /home2/ycj/Models/Qwen3-30B-A3B-Instruct-2507...',
+    '(EngineCore_DP0 pid=526615) Loading safetensors checkpoint shards:   6% Completed | 1/16 [00:23<05:59, 23.98s/it]',
+  ];
+
+  it('the FlashInfer version line does not restart the attempt', () => {
+    const m = runLines('vllm', [...loading, 'INFO 05-02 10:00:00 [flashinfer.py:120] Using FlashInfer version 0.2.5']);
+    expect(m.snapshot().attempt).toBe(1);
+    expect(m.current).toBe('loading_weights');
+  });
+
+  it('neither does "Using FlashAttention version 2" (full-v0171-sagemaker-standards-debug-ready)', () => {
+    const m = runLines('vllm', [...loading, '(EngineCore_DP0 pid=230015) INFO 05-16 21:40:04 [flash_attn.py:587] Using FlashAttention version 2']);
+    expect(m.snapshot().attempt).toBe(1);
+  });
+
+  it('the ASCII-logo banner of a new process does restart it (full-v0251-apiserver-enginecore-mtp-ready)', () => {
+    const m = runLines('vllm', [...loading, '(APIServer pid=37727) INFO 08-02 09:19:29 [api_utils.py:339]  ▄▄ ▄█ █     █     █ ▀▄▀ █  version 0.25.1']);
+    expect(m.snapshot().attempt).toBe(2);
+    expect(m.snapshot().version).toBe('0.25.1');
+  });
+});

@@ -1,0 +1,256 @@
+import { describe, expect, it } from 'vitest';
+import { LineClassifier } from '../../src/classify/classifier.js';
+import { causeNotInCapture, PhaseMachine } from '../../src/classify/machine.js';
+import { join } from 'node:path';
+import { replayFile } from '../../src/replay/replay.js';
+import { phasesOf, profileOf, runLines } from '../support/engine.js';
+import { logsDir } from '../support/fixtures.js';
+
+// What the classifier decides from an excerpt pasted into an issue (issue 15), one test per category
+// on real lines: each block below is copied from a corpus log (test/fixtures/logs, its header names
+// the thread) or, where named, from another public log.
+
+/** Feeds lines without ending the input: what the live daemon knows while the process may still run. */
+function live(engine: string, lines: readonly string[]): PhaseMachine {
+  const m = new PhaseMachine(new LineClassifier(profileOf(engine)), { year: 2026 });
+  for (const l of lines) m.observeLine(l);
+  return m;
+}
+
+describe('a traceback with nothing after it is a crash (at the end of a capture)', () => {
+  // vllm/v08-2025-03-workerproc-exception-capture-model-cut (vllm-project/vllm#15469): the exception line is cut off.
+  const worker = [
+    '(VllmWorker rank=1 pid=12231) ERROR 03-25 21:13:53 multiproc_executor.py:374] WorkerProc hit an exception: %s',
+    '(VllmWorker rank=1 pid=12231) ERROR 03-25 21:13:53 multiproc_executor.py:374] Traceback (most recent call last):',
+    '(VllmWorker rank=1 pid=12231) ERROR 03-25 21:13:53 multiproc_executor.py:374]   File "/home/work/anyujie/py39/lib/python3.9/site-packages/vllm/v1/executor/multiproc_executor.py", line 370, in worker_busy_loop',
+    '(VllmWorker rank=1 pid=12231) ERROR 03-25 21:13:53 multiproc_executor.py:374]     output = func(*args, **kwargs)',
+    '(VllmWorker rank=1 pid=12231) ERROR 03-25 21:13:53 multiproc_executor.py:374]   File "/home/work/anyujie/py39/lib/python3.9/site-packages/vllm/v1/worker/gpu_worker.py", line 223, in compile_or_warm_up_model',
+    '(VllmWorker rank=1 pid=12231) ERROR 03-25 21:13:53 multiproc_executor.py:374]     self.model_runner.capture_model()',
+  ];
+
+  it('a worker traceback cut before its exception line: crashed, unknown, "cause not in the capture"', () => {
+    const m = runLines('vllm', worker);
+    expect(m.current).toBe('crashed');
+    expect(m.snapshot().crash).toMatchObject({ reason: 'unknown', line: worker[0], hint: causeNotInCapture });
+  });
+
+  it('is a rule of the end of a capture only: live, the same lines leave the load where it was', () => {
+    // A traceback followed by silence may belong to a process that is still alive.
+    expect(live('vllm', worker).current).not.toBe('crashed');
+  });
+
+  it('a V0 engine traceback that ends in its quoted raise line (no exception line)', () => {
+    // vllm/v06-2024-10-v0-worker-init-device-frames-cut (vllm-project/vllm#9329).
+    const lines = [
+      'ERROR 10-14 01:39:49 multiproc_worker_utils.py:226]     self.pynccl_comm = PyNcclCommunicator(',
+      'ERROR 10-14 01:39:49 multiproc_worker_utils.py:226]   File "/usr/local/lib/python3.10/dist-packages/vllm/distributed/device_communicators/pynccl.py", line 89, in __init__',
+      'ERROR 10-14 01:39:49 multiproc_worker_utils.py:226]     self.comm: ncclComm_t = self.nccl.ncclCommInitRank(',
+    ];
+    expect(runLines('vllm', lines).snapshot().crash).toMatchObject({ reason: 'unknown', line: lines[1] });
+  });
+
+  it('an SGLang scheduler traceback after the warmup request: crashed from warming_up', () => {
+    // sglang/sglang-2025-06-cpu-warmup-deepgemm-scheduler-exception (sgl-project/sglang#7547).
+    const m = runLines('sglang', [
+      '[2025-06-27 19:02:09] KV Cache is allocated. #tokens: 1107402, K size: 19.01 GB, V size: 19.01 GB',
+      '[2025-06-27 19:02:10] INFO:     Waiting for application startup.',
+      '[2025-06-27 19:02:10] Prefill batch. #new-seq: 1, #new-token: 4, #cached-token: 0, token usage: 0.00, #running-req: 0, #queue-req: 0',
+      '[2025-06-27 19:02:10] Scheduler hit an exception: Traceback (most recent call last):',
+      '  File "/home/m/sglang/python/sglang/srt/managers/scheduler.py", line 2336, in run_scheduler_process',
+      '    scheduler.event_loop_overlap()',
+    ]);
+    expect(phasesOf(m)).toEqual(['warming_up', 'crashed']);
+  });
+
+  it('a TGI shard traceback in its warmup: the shard crashed', () => {
+    // tgi/tgi-1.0-2023-08-gptq-serving-revision-warmup-error (huggingface/text-generation-inference#890).
+    const m = runLines('tgi', [
+      '2023-08-31T14:49:37.724926Z  INFO text_generation_router: router/src/main.rs:210: Warming up model',
+      '2023-08-31T14:49:49.239172Z ERROR text_generation_launcher: Method Warmup encountered an error.',
+      'Traceback (most recent call last):',
+      '  File "/opt/conda/lib/python3.9/site-packages/text_generation_server/models/flash_causal_lm.py", line 727, in warmup',
+      '    _, batch = self.generate_token(batch)',
+    ]);
+    expect(m.snapshot().crash).toMatchObject({ reason: 'unknown', hint: causeNotInCapture });
+  });
+
+  it('a model-registry import traceback: the cause is its most specific line', () => {
+    // vllm/v06-2026-02-rocm-core-c-import-libtorch-hip-missing (apollo-mg/Project-Apollo, vllm_server.log).
+    const cause = "WARNING 02-28 20:57:36 _core_ext.py:180] Failed to import from vllm._core_C with ImportError('libtorch_hip.so: cannot open shared object file: No such file or directory')";
+    const m = runLines('vllm', [
+      cause,
+      'Traceback (most recent call last):',
+      '  File "/home/mark/gemini/venv_apollo/lib/python3.10/site-packages/vllm/_core_ext.py", line 182, in <module>',
+      '    ScalarType = torch.classes._core_C.ScalarType',
+      "RuntimeError: Tried to instantiate class '_core_C.ScalarType', but it does not exist! Ensure that it is registered via torch::class_",
+    ]);
+    expect(m.snapshot().crash).toMatchObject({ reason: 'version_mismatch', line: cause });
+  });
+
+  it('a traceback the load got past (a later marker) is no crash', () => {
+    // vllm/v013-2025-12-oom-during-shard-load-interleaved shows the opposite order; here progress follows.
+    const m = runLines('vllm', [
+      'Traceback (most recent call last):',
+      '  File "/usr/lib/python3.12/multiprocessing/process.py", line 314, in _bootstrap',
+      '(EngineCore_DP0 pid=526615) INFO 04-27 15:09:40 [default_loader.py:308] Loading weights took 282.40 seconds',
+    ]);
+    expect(m.current).toBe('loading_weights');
+  });
+
+  it('a request traceback while serving is no crash; a fatal report is', () => {
+    const serving = '(APIServer pid=851) INFO 04-28 22:54:32 [loggers.py:257] Engine 000: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 5.4 tokens/s, Running: 1 reqs, Waiting: 14 reqs, GPU KV cache usage: 76.5%, Prefix cache hit rate: 92.0%';
+    expect(runLines('vllm', [serving, 'Traceback (most recent call last):', '  File "/x/serving_chat.py", line 3, in create_chat_completion', "ValueError: 'messages' must not be empty"]).current).toBe('ready');
+    // sglang/sglang-2025-11-gptoss-tp7-scheduler-exception-while-serving (sgl-project/sglang#12567).
+    const m = runLines('sglang', [
+      '[2025-11-03 18:48:33 TP0] Prefill batch, #new-seq: 1, #new-token: 64, #cached-token: 128, token usage: 0.00, #running-req: 0, #queue-req: 0, ',
+      '[2025-11-03 18:48:34 TP7] Scheduler hit an exception: Traceback (most recent call last):',
+      '  File "/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py", line 2810, in run_scheduler_process',
+    ]);
+    expect(phasesOf(m)).toEqual(['ready', 'crashed']);
+  });
+});
+
+describe('serving-time lines are ready', () => {
+  it.each([
+    // vllm/v0-2026-04-serving-running-waiting-metrics (intel/llm-scaler#391)
+    ['vllm', '(APIServer pid=851) INFO 04-28 22:54:32 [loggers.py:257] Engine 000: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 5.4 tokens/s, Running: 1 reqs, Waiting: 14 reqs, GPU KV cache usage: 76.5%, Prefix cache hit rate: 92.0%'],
+    // vllm/v0-2025-01-v0-metrics-swapped-pending-serving (vllm-project/vllm#12314)
+    ['vllm', 'INFO 01-22 18:27:20 metrics.py:449] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 41.7 tokens/s, Running: 1 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 2.0%, CPU KV cache usage: 0.0%.'],
+    // vllm/v03-2024-02-stuck-requests-serving (vllm-project/vllm#2731)
+    ['vllm', 'INFO 02-01 06:36:05 async_llm_engine.py:110] Finished request cmpl-50c32d7a66084c3f9980d2bf06d79900-0.'],
+    ['vllm', 'INFO:     10.244.5.235:41834 - "POST /v1/completions HTTP/1.1" 200 OK'],
+    // sglang/sglang-2024-08-short-time-decode-batch-serving (sgl-project/sglang#1270)
+    ['sglang', '[04:40:55 TP0] Decode batch. #running-req: 2, #token: 4078, token usage: 0.00, gen throughput (token/s): 447.31, #queue-req: 0'],
+    // sglang/sglang-2026-04-decode-batch-cuda-graph-serving (sgl-project/sglang#22331)
+    ['sglang', '[2026-04-08 14:05:21 TP0] Decode batch, #running-req: 5, #token: 20800, token usage: 0.29, cuda graph: True, gen throughput (token/s): 144.95, #queue-req: 0'],
+    // llamacpp/real-2026-ready-tiny-canary-requests (the shared real llama-server)
+    ['llamacpp', '0.01.871.030 I slot launch_slot_: id  3 | task 0 | processing task, is_child = 0'],
+  ])('%s: %s', (engine, line) => {
+    expect(phasesOf(runLines(engine, [line]))).toEqual(['ready']);
+  });
+
+  it("SGLang's own warmup request during a load moves nothing (ready is 'fired up')", () => {
+    // sglang/full-sglang-2025-02-docs-capture-cuda-graph-ready: the warmup prefill comes before "fired up".
+    const m = runLines('sglang', [
+      '[2025-02-24 02:35:21] INFO:     Started server process [1152]',
+      '[2025-02-24 02:35:22 TP0] Prefill batch. #new-seq: 1, #new-token: 7, #cached-token: 0, cache hit rate: 0.00%, token usage: 0.00, #running-req: 0, #queue-req: 0',
+    ]);
+    expect(m.current).toBe('warming_up');
+  });
+});
+
+describe('recovered errors are not crashes', () => {
+  // A public log of llama.cpp's Vulkan backend (code-index excerpt 62168197661); the retry line is
+  // llama-context.cpp's LLAMA_LOG_WARN("%s: compute buffer allocation failed, retrying without pipeline parallelism").
+  const failed = [
+    'ggml_vulkan: Device memory allocation of size 455917568 failed.',
+    'ggml_vulkan: vk::Device::allocateMemory: ErrorOutOfDeviceMemory',
+    'ggml_gallocr_reserve_n_impl: failed to allocate Vulkan1 buffer of size 455917568',
+    'graph_reserve: failed to allocate compute buffers',
+  ];
+  const retry = 'sched_reserve: compute buffer allocation failed, retrying without pipeline parallelism';
+
+  it('an allocation failure answered by "retrying without pipeline parallelism" ends nothing', () => {
+    const m = runLines('llamacpp', ['main: loading model', 'llama_context: constructing llama_context', ...failed, retry]);
+    expect(m.current).toBe('warming_up');
+    expect(m.snapshot().crash).toBeNull();
+  });
+
+  it('the same failure after the retry is the crash, with the retry\'s failure as its cause', () => {
+    const m = runLines('llamacpp', ['main: loading model', 'llama_context: constructing llama_context', ...failed, retry, ...failed]);
+    expect(m.snapshot().crash).toMatchObject({ reason: 'cuda_oom', line: failed[0] });
+  });
+
+  it('a full KV cache answered by "retrying with smaller batch size" while serving', () => {
+    // llamacpp/full-b8054-metal-kv-cache-full-retry-smaller-batch (on1659/RadarCustomLLM_Game).
+    const m = runLines('llamacpp', [
+      'main: model loaded',
+      'decode: failed to find a memory slot for batch of size 2048',
+      'srv  update_slots: failed to find free space in the KV cache, retrying with smaller batch size, i = 0, n_batch = 2048, ret = 1',
+    ]);
+    expect(m.current).toBe('ready');
+  });
+});
+
+describe('the root cause is the specific line, never a wrapper that reports it', () => {
+  it.each([
+    // tgi/tgi-1.4-2024-03-shard-signal-4-sigill (huggingface/text-generation-inference#1627): not "Error: ShardCannotStart".
+    [
+      'tgi',
+      [
+        '2024-03-06T17:53:31.052444Z ERROR shard-manager: text_generation_launcher: Shard process was signaled to shutdown with signal 4 rank=0',
+        'Error: ShardCannotStart',
+        '2024-03-06T17:53:31.149443Z ERROR text_generation_launcher: Shard 0 failed to start',
+      ],
+      'killed',
+    ],
+    // tgi/tgi-0.9-2023-07-router-panic-unable-to-warmup-oom (huggingface/text-generation-inference#563): not "Webserver Crashed".
+    [
+      'tgi',
+      [
+        'thread \'main\' panicked at \'Unable to warmup model: Generation("Allocation on device 0 would exceed allowed memory. (out of memory)\\nCurrently allocated     : 16.08 GiB")\', router/src/main.rs:216:18',
+        '2023-07-07T17:55:43.805488Z ERROR text_generation_launcher: Webserver Crashed',
+        'Error: WebserverFailed',
+      ],
+      'cuda_oom',
+    ],
+    // llamacpp/real-2026-crash-truncated-gguf (the shared real llama-server): not "failed to load model '...'".
+    [
+      'llamacpp',
+      [
+        "0.00.003.115 I srv    load_model: loading model '/models/truncated.gguf'",
+        '0.00.003.178 E gguf_init_from_reader: failed to read key-value pairs',
+        '0.00.003.247 E llama_model_load: error loading model: llama_model_loader: failed to load model from /models/truncated.gguf',
+        "0.00.003.317 E cmn  common_init_: failed to load model '/models/truncated.gguf'",
+        "0.00.003.317 E srv    load_model: failed to load model, '/models/truncated.gguf'",
+        '0.00.003.672 E srv  llama_server: exiting due to model loading error',
+      ],
+      'unsupported_model',
+    ],
+  ] as const)('%s: %j', (engine, lines, reason) => {
+    expect(runLines(engine, lines).snapshot().crash).toMatchObject({ reason, line: lines[engine === 'llamacpp' ? 1 : 0] });
+  });
+
+  it('vLLM: the API server\'s echo (raise RuntimeError("Engine core initialization failed. ") is not the cause', async () => {
+    // vllm/full-v0251-apiserver-kv-cache-too-small-crash (sostrowsk/dgx-spark-local-llm): the echo is the last line.
+    const report = await replayFile(profileOf('vllm'), join(logsDir, 'vllm', 'full-v0251-apiserver-kv-cache-too-small-crash.log'));
+    expect(report.crash?.reason).toBe('kv_cache_insufficient');
+    expect(report.crash?.line).toMatch(/ValueError: To serve at least one request/);
+  });
+
+  it("vLLM: subprocess.CalledProcessError only reports the registry subprocess's exit: cause not in the capture", () => {
+    // vllm/v07-2025-01-registry-calledprocesserror-cut (vllm-project/vllm#12219).
+    const m = runLines('vllm', [
+      "ERROR 01-20 18:06:56 registry.py:296] subprocess.CalledProcessError: Command '['/home/orin/tools/anaconda3/envs/demo/bin/python', '-m', 'vllm.model_executor.models.registry']' returned non-zero exit status 1.",
+      'ERROR 01-20 18:06:56 registry.py:296] The above exception was the direct cause of the following exception:',
+      'ERROR 01-20 18:06:56 registry.py:296] Traceback (most recent call last):',
+      'ERROR 01-20 18:06:56 registry.py:296]     raise RuntimeError(f"Error raised in subprocess:\\n"',
+    ]);
+    expect(m.snapshot().crash).toMatchObject({ reason: 'unknown', hint: causeNotInCapture });
+  });
+});
+
+describe('readiness markers of each engine and era', () => {
+  it.each([
+    // tgi/tgi-3.3-2025-07-mllama-v3-router-start-after-warmup (huggingface/text-generation-inference#3301)
+    ['tgi', '2025-07-22T11:18:21.404357Z  INFO text_generation_router::server: router/src/server.rs:1585: Using the Hugging Face API'],
+    // huggingface/text-generation-inference#2534 (2.x): the router's config line after warmup
+    ['tgi', '2024-09-23T12:10:55.714137Z  INFO text_generation_router::server: router/src/server.rs:1943: Using config Some(Llama)'],
+    // llamacpp/real-2026-ready-medium-no-mmap: the 2026 "llama_server: listening on" after the load
+    ['llamacpp', '0.01.407.104 I srv  llama_server: listening on http://127.0.0.1:18091'],
+    // full-v0192-gemma4-e4b-logo-compile-ready: vLLM 0.19 says "vLLM server", not "vLLM API server"
+    ['vllm', '(APIServer pid=1805) INFO 04-25 08:55:21 [api_server.py:602] Starting vLLM server on http://0.0.0.0:5001'],
+  ])('%s: %s', (engine, line) => {
+    expect(runLines(engine, [line]).current).toBe('ready');
+  });
+
+  it('llama.cpp 2026: the verbosity banner starts, "initializing, n_slots" warms up (the real server\'s capture)', () => {
+    const m = runLines('llamacpp', [
+      '0.00.002.382 I cmn  common_param: common_params_print_info: verbosity = 3 (adjust with the `-lv N` CLI arg)',
+      "0.00.003.942 I srv    load_model: loading model '/work/shared/engines/llama.cpp/models/tiny-random-llama.gguf'",
+      "0.00.336.736 I srv    load_model: initializing, n_slots = 4, n_ctx_slot = 4096, kv_unified = 'true'",
+      '0.00.338.360 I srv  llama_server: model loaded',
+    ]);
+    expect(phasesOf(m)).toEqual(['starting', 'loading_weights', 'warming_up', 'ready']);
+  });
+});
