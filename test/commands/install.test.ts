@@ -12,7 +12,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { root } from '../faults/daemon-process.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'mw-install-'));
-afterAll(() => { rmSync(dir, { recursive: true, force: true }); });
+// The copy holds a whole installed package: removing it takes a while on a busy disk.
+afterAll(() => { rmSync(dir, { recursive: true, force: true }); }, 120_000);
 
 // npm run from `npm test` passes its own settings down (npm_config_*): the install must not inherit them.
 const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k))) as Record<string, string>;
