@@ -35,6 +35,8 @@ export interface LineVerdict {
   readonly recovery: boolean;
   /** A line of an exception report (traceback header, frame, chained-exception note). */
   readonly exception: boolean;
+  /** A line saying the server is being stopped as planned. */
+  readonly stop: boolean;
   readonly counter: CounterReading | undefined;
   /** Name of the benign rule that matched, with the phases it is harmless in. */
   readonly benign: BenignMatch | undefined;
@@ -114,6 +116,7 @@ export class LineClassifier {
       phase: undefined,
       restart: false,
       serving: false,
+      stop: false,
       recovery: false,
       exception: false,
       counter: undefined,
@@ -153,6 +156,7 @@ export class LineClassifier {
     let phase: MarkerPhase | undefined;
     let restart = false;
     let serving = false;
+    let stop = false;
     let recovery = false;
     let exception = false;
     let counter: CounterReading | undefined;
@@ -193,6 +197,9 @@ export class LineClassifier {
         case 'foretell':
           if (foretell === undefined && (rule.exact === undefined ? rule.re.test(line.message) : this.exactMatch(rule, rule.exact))) foretell = rule.reason;
           break;
+        case 'stop':
+          if (!stop && (rule.exact === undefined ? rule.re.test(line.message) : this.exactMatch(rule, rule.exact))) stop = true;
+          break;
         case 'restart':
           if (!restart && (rule.exact === undefined ? rule.re.test(line.message) : this.exactMatch(rule, rule.exact))) restart = true;
           break;
@@ -225,6 +232,7 @@ export class LineClassifier {
     v.phase = phase;
     v.restart = restart;
     v.serving = serving;
+    v.stop = stop;
     v.recovery = recovery;
     v.exception = exception;
     v.counter = counter;

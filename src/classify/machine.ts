@@ -399,6 +399,13 @@ export class PhaseMachine {
       else if (this.phase === 'ready' && this.candidates.length > 0) this.candidates = [];
       this.block = null;
     }
+    if (v.stop && (this.loading || this.phase === 'ready')) {
+      // A planned stop (systemd stopping the unit): the attempt ends, no crash, and what the
+      // stopping process prints of its end belongs to no attempt.
+      this.ledger.stopped();
+      this.enter('down', line, at, events);
+      return 'phase';
+    }
     // A capture that begins mid-load has no start line: its first marker opens the attempt there.
     if (this.phase === 'down' && v.phase !== undefined && v.crash === undefined) this.newAttempt(line, at, events, this.ledger.opened('marker', at), v.phase);
     if (v.crash) {

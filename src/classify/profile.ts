@@ -31,6 +31,8 @@ export interface EngineProfileSpec {
   readonly serving?: readonly string[] | undefined;
   /** Lines that say the failure above them was handled (a retry, a fallback): its error lines end nothing. */
   readonly recovery?: readonly string[] | undefined;
+  /** Lines that say the server is being stopped as planned (systemd's "Stopping UNIT..."): the attempt ends, no crash. */
+  readonly stop?: readonly string[] | undefined;
   /** Lines of an exception report (traceback headers, frames, chained-exception notes, native frames). */
   readonly exception?: readonly string[] | undefined;
   /** Counters within a phase: named groups `done` and `total`, or `percent`. */
@@ -95,7 +97,7 @@ export interface ForetellSpec {
 }
 
 /** Every kind of compiled rule, in evaluation priority order. */
-export const ruleKinds = ['benign', 'consequential', 'causal', 'generic', 'foretell', 'restart', 'phase', 'progress', 'version', 'serving', 'recovery', 'exception'] as const;
+export const ruleKinds = ['benign', 'consequential', 'causal', 'generic', 'foretell', 'restart', 'phase', 'progress', 'version', 'serving', 'recovery', 'exception', 'stop'] as const;
 
 /** The kind of one compiled rule. */
 export type RuleKind = (typeof ruleKinds)[number];
@@ -212,7 +214,7 @@ export function compileProfile(
       drafts.push({ ...base, kind: 'progress', name: p.name, phase: p.phase, source: p.pattern, pattern: p.pattern, path: `progress[${i}]` }),
     );
     s.version?.forEach((v, i) => drafts.push({ ...base, kind: 'version', name: 'version', source: v, pattern: v, path: `version[${i}]` }));
-    for (const kind of ['serving', 'recovery', 'exception'] as const) {
+    for (const kind of ['serving', 'recovery', 'exception', 'stop'] as const) {
       s[kind]?.forEach((v, i) => drafts.push({ ...base, kind, name: kind, source: v, pattern: v, path: `${kind}[${i}]` }));
     }
   }
