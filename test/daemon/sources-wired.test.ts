@@ -143,4 +143,23 @@ describe('the sources of a real box, judged', () => {
     expect(stop.events.filter((e) => e.type === 'attempt_ended')).toMatchObject([{ outcome: 'stopped', phase: 'loading_weights' }]);
     expect((await stop.metrics.render()).split('\n').filter((l) => l.startsWith('modelwatch_crashes_total') && !l.endsWith(' 0'))).toEqual([]);
   });
+
+  it('a block-buffered stdout (lines written over 45 s, received by journald at once) raises the PYTHONUNBUFFERED warning in the status', () => {
+    const r = runtime('    logs: { journal: { unit: vllm.service } }\n');
+    const inv = '1111aaaa2222bbbb3333cccc4444dddd';
+    r.line(0, 'vLLM API server version 0.11.0', inv);
+    expect(r.t.status().buffering).toBeNull();
+    const flushAt = T0 + 50_000;
+    for (let i = 0; i < 60; i++) {
+      const own = new Date(T0 + 2000 + i * 750);
+      const hh = String(own.getUTCHours()).padStart(2, '0');
+      const mm = String(own.getUTCMinutes()).padStart(2, '0');
+      const ss = String(own.getUTCSeconds()).padStart(2, '0');
+      r.obs({ kind: 'log', target: r.name, at: flushAt + (i % 2), line: `(Worker_TP0 pid=415) INFO 11-30 ${hh}:${mm}:${ss} [x.py:1] step ${i}`, invocation: inv, cursor: `c${i}` });
+    }
+    r.line(120, 'Starting to load model moonshotai/Kimi-K2.5...', inv);
+    expect(r.t.status().buffering).toMatch(/PYTHONUNBUFFERED=1/);
+    expect(r.t.bufferingWarning).toMatch(/block-buffered/);
+    expect(r.events.filter((e) => e.type === 'buffering')).toHaveLength(1);
+  });
 });
