@@ -108,6 +108,7 @@ function alert(kind: 'warn' | 'bad', field: string | null, title: string, ...bod
 function alerts(t: TargetStatus, now: number): HTMLDivElement[] {
   const out: HTMLDivElement[] = [];
   if (t.unhealthy !== null) out.push(alert('bad', 'unhealthy', 'Unhealthy: health lost after ready, the gate is closed', el('div', null, unhealthyText(t.unhealthy, now))));
+  if (t.buffering !== null) out.push(alert('warn', 'buffering', 'Buffered output: the log arrives in bursts', el('div', null, t.buffering)));
   if (t.stalled) {
     const hint = t.stall?.hint ?? '';
     out.push(alert('warn', 'stall', `Stalled: ${stallText(t)}`, ...(hint === '' ? [] : [el('div', null, hint)])));
@@ -140,6 +141,7 @@ export function card(t: TargetStatus, now: number): HTMLElement {
   if (t.stalled) head.append(flag('STALLED', 'warn'));
   if (t.estimate?.slow === true) head.append(flag('SLOW', 'warn'));
   if (t.unhealthy !== null) head.append(flag(unhealthyFlag, 'bad'));
+  if (t.buffering !== null) head.append(flag('BUFFERED', 'warn'));
   head.append(flag(t.ready.ready ? 'READY TO SERVE' : 'NOT READY', t.ready.ready ? 'good' : 'muted'));
   const meta = [t.engine, t.version ?? '', t.attempt > 0 ? `attempt ${t.attempt}` : '', t.url].filter((s) => s !== '').join(' · ');
   head.append(el('span', 'meta', meta));

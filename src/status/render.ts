@@ -98,7 +98,7 @@ export function renderTarget(t: TargetStatus, o: RenderOptions): string[] {
   const title = [paint('bold', safe(t.name)), t.engine === '' ? unknown : safe(t.engine), t.version === null ? '' : safe(t.version), t.attempt > 0 ? `attempt ${t.attempt}` : '', t.url === '' ? '' : paint('dim', safe(t.url))];
   lines.push(title.filter((s) => s !== '').join('  '));
 
-  const flags = [t.stalled ? paint('yellow', 'STALLED') : '', t.estimate?.slow === true ? paint('yellow', 'SLOW') : '', t.unhealthy !== null ? paint('red', unhealthyFlag) : '']
+  const flags = [t.stalled ? paint('yellow', 'STALLED') : '', t.estimate?.slow === true ? paint('yellow', 'SLOW') : '', t.unhealthy !== null ? paint('red', unhealthyFlag) : '', t.buffering !== null ? paint('yellow', 'BUFFERED') : '']
     .filter((s) => s !== '')
     .join(' ');
   const age = phaseAge(t, o.now);
@@ -107,6 +107,7 @@ export function renderTarget(t: TargetStatus, o: RenderOptions): string[] {
   const unseen = startNotSeenText(t);
   if (unseen !== null) lines.push(row('attempt', paint('dim', unseen)));
   if (t.unhealthy !== null) lines.push(...wrap(safe(unhealthyText(t.unhealthy, o.now)), o.width, `  ${'health'.padEnd(labelWidth)} `, indent).map((l) => paint('red', l)));
+  if (t.buffering !== null) lines.push(...wrap(safe(t.buffering), o.width, `  ${'output'.padEnd(labelWidth)} `, indent).map((l) => paint('yellow', l)));
   lines.push(row('progress', progressText(t, paint)));
   for (const [name, c] of Object.entries(t.progress)) lines.push(row(safe(counterLabel(name)).slice(0, labelWidth), counterText(c)));
   const last = isLoading(t.phase) ? lastProgressText(t, o.now) : null;

@@ -286,3 +286,13 @@ describe('parseTargetStatus', () => {
     }
   });
 });
+
+describe('a block-buffered server', () => {
+  it('is flagged BUFFERED with what to do, on its output row', () => {
+    const warning = "the server's output arrives in bursts that share one timestamp: Set PYTHONUNBUFFERED=1 in its environment and restart it";
+    const t = parseTargetStatus({ ...compiling(), buffering: warning }, 'x');
+    const lines = renderTarget(t, plain);
+    expect(lines[1]).toContain('BUFFERED');
+    expect(lines.find((l) => l.trimStart().startsWith('output'))).toContain('PYTHONUNBUFFERED=1');
+  });
+});
