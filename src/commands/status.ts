@@ -108,7 +108,7 @@ export async function statusCommand(args: readonly string[], io: CommandIO, sign
     const width = Math.max(40, (out.columns ?? 100) - 1);
     const rows = out.rows ?? Infinity;
     const header = `${paint('bold', 'modelwatch status')}  ${parsed.url}  ${connection}  ${paint('dim', clock(now))}`;
-    const lines = renderSnapshot(header, watch.targets(), { color, width, now });
+    const lines = renderSnapshot(header, watch.targets(), { color, width, now }, watch.notes());
     out.write(redraw(drawn, lines, rows));
     drawn = redrawnLines(lines, rows);
   };
@@ -149,7 +149,7 @@ export async function statusCommand(args: readonly string[], io: CommandIO, sign
     if (!live) {
       const now = Date.now();
       const header = `modelwatch status: ${parsed.url} at ${clock(now)}, ${watch.targets().length} target${watch.targets().length === 1 ? '' : 's'}`;
-      out.write(`${renderSnapshot(header, watch.targets(), { color, width: Infinity, now }).join('\n')}\n`);
+      out.write(`${renderSnapshot(header, watch.targets(), { color, width: Infinity, now }, watch.notes()).join('\n')}\n`);
       return exitCodes.ok;
     }
     let ticker: NodeJS.Timeout | undefined;

@@ -6,6 +6,7 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { TargetStatus } from '../state/target-status.js';
 import { parseTargetStatus } from './parse-status.js';
+import { obj, str } from './read-json.js';
 
 /** Why the daemon could not be read: refused, timed out, or not a modelwatch daemon. */
 export class DaemonUnreachableError extends Error {
@@ -20,6 +21,23 @@ export interface StatusApi {
   targets(signal?: AbortSignal): Promise<string[]>;
   /** One target's status (read tolerantly: see `parse-status.ts`); undefined when the daemon does not know it (any more). */
   target(name: string, signal?: AbortSignal): Promise<TargetStatus | undefined>;
+  /** What the daemon says of itself (`GET /healthz`) that a person should know: its history's trouble, acting endpoints off. */
+  notes(signal?: AbortSignal): Promise<string[]>;
+}
+
+/** The notes of a `/healthz` body: the load history when it is not `ok`, acting endpoints when off. Tolerant of other versions. */
+export function healthNotes(body: unknown): string[] {
+  const o = obj(body);
+  const notes: string[] = [];
+  const history = obj(o?.['history']);
+  const state = str(history?.['state']);
+  if (state !== null && state !== 'ok') {
+    const error = str(history?.['error']);
+    notes.push(`load history ${state} (${str(history?.['path']) ?? '?'})${error === null ? '' : `: ${error}`}: nothing is recorded or learned meanwhile`);
+  }
+  const acting = obj(o?.['acting']);
+  if (acting !== null && acting['enabled'] === false) notes.push(`acting endpoints off${str(acting['reason']) === null ? '' : `: ${str(acting['reason']) ?? ''}`}`);
+  return notes;
 }
 
 /** The largest answer read (a status with its crash context is a few tens of KiB). */
@@ -85,6 +103,10 @@ export function statusApi(base: string, timeoutMs = 5000): StatusApi {
       if (status === 404) return undefined;
       if (status !== 200) throw new DaemonUnreachableError(`GET /api/v1/targets/${name} answered ${status}`);
       return parseTargetStatus(body, name);
+    },
+    async notes(signal) {
+      const { body } = await getJson(`${root}/healthz`, timeoutMs, signal);
+      return healthNotes(body);
     },
   };
 }

@@ -107,6 +107,8 @@ export function renderTarget(t: TargetStatus, o: RenderOptions): string[] {
   const unseen = startNotSeenText(t);
   if (unseen !== null) lines.push(row('attempt', paint('dim', unseen)));
   if (t.unhealthy !== null) lines.push(...wrap(safe(unhealthyText(t.unhealthy, o.now)), o.width, `  ${'health'.padEnd(labelWidth)} `, indent).map((l) => paint('red', l)));
+  const down = Object.entries(t.sources).filter(([, s]) => !s.up);
+  if (down.length > 0) lines.push(...wrap(safe(down.map(([name, s]) => `${name} down${s.error === undefined ? '' : `: ${s.error}`}`).join('; ')), o.width, `  ${'sources'.padEnd(labelWidth)} `, indent).map((l) => paint('red', l)));
   if (t.buffering !== null) lines.push(...wrap(safe(t.buffering), o.width, `  ${'output'.padEnd(labelWidth)} `, indent).map((l) => paint('yellow', l)));
   lines.push(row('progress', progressText(t, paint)));
   for (const [name, c] of Object.entries(t.progress)) lines.push(row(safe(counterLabel(name)).slice(0, labelWidth), counterText(c)));
@@ -140,8 +142,10 @@ export function renderTarget(t: TargetStatus, o: RenderOptions): string[] {
 }
 
 /** Every target's block under a header line, blocks separated by a blank line. */
-export function renderSnapshot(header: string, targets: readonly TargetStatus[], o: RenderOptions): string[] {
+export function renderSnapshot(header: string, targets: readonly TargetStatus[], o: RenderOptions, notes: readonly string[] = []): string[] {
   const lines = [Number.isFinite(o.width) ? fit(header, o.width) : header];
+  const paint = painter(o.color);
+  for (const n of notes) lines.push(...wrap(safe(n), o.width, 'daemon: ', '        ').map((l) => paint('yellow', l)));
   if (targets.length === 0) lines.push('', 'no targets configured');
   for (const t of targets) lines.push('', ...renderTarget(t, o));
   return lines;

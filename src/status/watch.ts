@@ -53,6 +53,7 @@ export class StatusWatch {
   private readonly pacing = new Map<string, Pacing>();
   /** null until the stream first connects or fails. */
   private live: boolean | null = null;
+  private daemonNotes: string[] = [];
   /** The daemon's time when the watch began (ms): older events are history. */
   private since = Number.POSITIVE_INFINITY;
   private readonly seen = new Set<string>();
@@ -67,6 +68,11 @@ export class StatusWatch {
     });
   }
 
+  /** What the daemon said of itself last (its history's trouble, acting endpoints off). */
+  notes(): readonly string[] {
+    return this.daemonNotes;
+  }
+
   /** Whether the event stream is connected. */
   get connected(): boolean {
     return this.live === true;
@@ -77,6 +83,7 @@ export class StatusWatch {
     const { api, signal } = this.options;
     const began = Date.now();
     this.names = await api.targets(signal);
+    this.daemonNotes = await api.notes(signal).catch(() => this.daemonNotes);
     const fetchedStates = await Promise.all(this.names.map((n) => api.target(n, signal)));
     const fetched = Date.now();
     let skew = 0;
@@ -97,6 +104,7 @@ export class StatusWatch {
     const stopped = (): boolean => signal.aborted;
     const poll = setInterval(() => {
       for (const n of this.names) this.request(n);
+      void api.notes(signal).then((n) => { this.daemonNotes = n; }, () => undefined);
     }, this.options.pollMs ?? 2000);
     let backoffMs = 500;
     let lost = false;

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { changeLines, eventLines } from '../../src/status/changes.js';
 import { visible } from '../../src/status/format.js';
+import { healthNotes } from '../../src/status/api.js';
 import { redraw, redrawnLines, renderSnapshot, renderTarget } from '../../src/status/render.js';
 import { parseTargetStatus } from '../../src/status/parse-status.js';
 import { parseStreamEvent } from '../../src/status/parse-event.js';
@@ -294,5 +295,17 @@ describe('a block-buffered server', () => {
     const lines = renderTarget(t, plain);
     expect(lines[1]).toContain('BUFFERED');
     expect(lines.find((l) => l.trimStart().startsWith('output'))).toContain('PYTHONUNBUFFERED=1');
+  });
+});
+
+describe("what the daemon says of itself, and a target's sources", () => {
+  it('shows an unusable load history under the header, and a source that is down on its target', () => {
+    const notes = healthNotes({ status: 'ok', history: { state: 'unavailable', path: '/var/lib/modelwatch/history.db', error: 'SQLITE_CANTOPEN: unable to open database file' }, acting: { enabled: true } });
+    expect(notes).toEqual(['load history unavailable (/var/lib/modelwatch/history.db): SQLITE_CANTOPEN: unable to open database file: nothing is recorded or learned meanwhile']);
+    expect(healthNotes({ status: 'ok', history: { state: 'ok' } })).toEqual([]);
+    const t = parseTargetStatus({ ...compiling(), sources: { journal: { up: false, error: 'no entries for unit vllm.service (misspelt? never started?)', at: null } } }, 'x');
+    const lines = renderSnapshot('modelwatch status', [t], plain, notes);
+    expect(lines[1]).toMatch(/^daemon: load history unavailable/);
+    expect(lines.find((l) => l.trimStart().startsWith('sources'))).toContain('journal down: no entries for unit vllm.service');
   });
 });

@@ -35,6 +35,7 @@ describe('StatusWatch events', () => {
     const api: StatusApi = {
       base,
       targets: () => Promise.resolve(['kimi']),
+      notes: () => Promise.resolve([]),
       target: (name) => {
         fetches++;
         return Promise.resolve(parseTargetStatus({ name, phase: 'loading_weights', startedAt: new Date(now - 90_000).toISOString(), elapsedSeconds: 90 }, name));
@@ -81,6 +82,7 @@ describe('StatusWatch events', () => {
     const api: StatusApi = {
       base,
       targets: () => Promise.resolve(['kimi']),
+      notes: () => Promise.resolve([]),
       target: (name) => Promise.resolve(parseTargetStatus({ name, phase: 'compiling', startedAt: new Date(daemonNow() - 300_000).toISOString(), elapsedSeconds: 300 }, name)),
     };
     const seen: TargetEvent[] = [];
