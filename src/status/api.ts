@@ -21,11 +21,11 @@ export interface StatusApi {
   targets(signal?: AbortSignal): Promise<string[]>;
   /** One target's status (read tolerantly: see `parse-status.ts`); undefined when the daemon does not know it (any more). */
   target(name: string, signal?: AbortSignal): Promise<TargetStatus | undefined>;
-  /** What the daemon says of itself (`GET /healthz`) that a person should know: its history's trouble, acting endpoints off. */
+  /** What the daemon says of itself (`GET /healthz`) that a person should know: its load history's trouble. */
   notes(signal?: AbortSignal): Promise<string[]>;
 }
 
-/** The notes of a `/healthz` body: the load history when it is not `ok`, acting endpoints when off. Tolerant of other versions. */
+/** The notes of a `/healthz` body: the load history when it is not `ok`. Tolerant of other versions. */
 export function healthNotes(body: unknown): string[] {
   const o = obj(body);
   const notes: string[] = [];
@@ -35,8 +35,6 @@ export function healthNotes(body: unknown): string[] {
     const error = str(history?.['error']);
     notes.push(`load history ${state} (${str(history?.['path']) ?? '?'})${error === null ? '' : `: ${error}`}: nothing is recorded or learned meanwhile`);
   }
-  const acting = obj(o?.['acting']);
-  if (acting !== null && acting['enabled'] === false) notes.push(`acting endpoints off${str(acting['reason']) === null ? '' : `: ${str(acting['reason']) ?? ''}`}`);
   return notes;
 }
 

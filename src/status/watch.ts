@@ -68,7 +68,7 @@ export class StatusWatch {
     });
   }
 
-  /** What the daemon said of itself last (its history's trouble, acting endpoints off). */
+  /** What the daemon said of itself last (its load history's trouble). */
   notes(): readonly string[] {
     return this.daemonNotes;
   }

@@ -300,7 +300,7 @@ describe('a block-buffered server', () => {
 
 describe("what the daemon says of itself, and a target's sources", () => {
   it('shows an unusable load history under the header, and a source that is down on its target', () => {
-    const notes = healthNotes({ status: 'ok', history: { state: 'unavailable', path: '/var/lib/modelwatch/history.db', error: 'SQLITE_CANTOPEN: unable to open database file' }, acting: { enabled: true } });
+    const notes = healthNotes({ status: 'ok', history: { state: 'unavailable', path: '/var/lib/modelwatch/history.db', error: 'SQLITE_CANTOPEN: unable to open database file' }, acting: { enabled: false } });
     expect(notes).toEqual(['load history unavailable (/var/lib/modelwatch/history.db): SQLITE_CANTOPEN: unable to open database file: nothing is recorded or learned meanwhile']);
     expect(healthNotes({ status: 'ok', history: { state: 'ok' } })).toEqual([]);
     const t = parseTargetStatus({ ...compiling(), sources: { journal: { up: false, error: 'no entries for unit vllm.service (misspelt? never started?)', at: null } } }, 'x');
