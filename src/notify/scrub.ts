@@ -3,24 +3,17 @@
  * a log line can hold a secret: vLLM prints its non-default arguments, API key included, and a
  * failing download can echo a token. Every string of a notification is scrubbed of the secrets
  * modelwatch knows (the API token, the servers' API keys, the destinations' URLs and tokens) and of
- * values that look like credentials whatever their source.
+ * values that look like credentials whatever their source (the same redaction the sources apply,
+ * `src/redact.ts`).
  */
+import { mask, redactLine } from '../redact.js';
 
-/** What replaces a secret. */
-export const scrubbed = '<redacted>';
+/** What replaces a secret: the same mask the sources use. */
+export const scrubbed = mask;
 
-// Hugging Face and OpenAI-style keys, ntfy access tokens, Slack webhook paths and tokens, bearer
-// tokens and `api_key`-like assignments in Python reprs, JSON and command lines.
-const patterns: readonly RegExp[] = [
-  /\bhf_[A-Za-z0-9]{20,}\b/g,
-  /\bsk-[A-Za-z0-9_-]{20,}\b/g,
-  /\btk_[A-Za-z0-9]{20,}\b/g,
-  /\bxox[abposr]-[A-Za-z0-9-]{10,}\b/g,
-  /hooks\.slack\.com\/services\/[A-Za-z0-9/_-]+/g,
-  /(\bBearer\s+)[A-Za-z0-9._~+/-]{8,}=*/gi,
-  /((?:api[_-]?key|token|secret|password)['"]?\s*[:=]\s*\[?\s*['"]?)(?!<redacted>)[^'"\s,\]}]{4,}/gi,
-  /(--(?:api-key|hf-token|token)[= ])(?!<redacted>)[^\s'",\]}]+/gi,
-];
+// Secrets of the destinations themselves, which no log line holds: ntfy access tokens, Slack
+// tokens and webhook paths. Credentials in log lines are found by the sources' redaction.
+const patterns: readonly RegExp[] = [/\btk_[A-Za-z0-9]{20,}\b/g, /\bxox[abposr]-[A-Za-z0-9-]{10,}\b/g, /hooks\.slack\.com\/services\/[A-Za-z0-9/_-]+/g];
 
 /** A function that removes `secrets` (exact values, at least 4 characters) and credential-like values from a text. */
 export function scrubber(secrets: readonly string[]): (text: string) => string {
@@ -28,8 +21,8 @@ export function scrubber(secrets: readonly string[]): (text: string) => string {
   return (text) => {
     let out = text;
     for (const s of known) out = out.split(s).join(scrubbed);
-    for (const p of patterns) out = out.replace(p, (whole, keep?: unknown) => (typeof keep === 'string' && whole.startsWith(keep) ? `${keep}${scrubbed}` : scrubbed));
-    return out;
+    for (const p of patterns) out = out.replace(p, scrubbed);
+    return redactLine(out);
   };
 }
 

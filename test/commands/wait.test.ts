@@ -172,7 +172,7 @@ describe.runIf(haveJournalTools)('modelwatch wait against a running daemon, and 
     expect(by('verified')).toMatchObject({ schema: 1, source: 'modelwatch', target: 'ok', engine: 'vllm', attempt: 1, phase: 'ready', model: 'moonshotai/Kimi-K2.5', title: 'ok is ready and verified', canary: { ok: true, results: [{ probe: 'capital', ok: true }, { probe: 'tool_call', ok: true }] } });
     expect(by('crashed')).toMatchObject({ target: 'broken', phase: 'crashed', title: 'broken crashed: version_mismatch', crash: { reason: 'version_mismatch', hint: expect.stringContaining('Installed packages disagree') as string } });
     const crash = by('crashed')['crash'] as { line: string };
-    expect(crash.line).toBe(rootCause.replace(secrets.MW_TEST_VLLM_KEY, '<redacted>'));
+    expect(crash.line).toBe(rootCause.replace(secrets.MW_TEST_VLLM_KEY, '***'));
     expect(by('stalled')).toMatchObject({ target: 'hung', title: 'hung stalled in compiling', stall: { phase: 'compiling', budgetSeconds: 10 } });
     // The bearer token goes in the header, never in a body.
     expect(hook.got.every((g) => g.headers.authorization === `Bearer ${secrets.MW_TEST_HOOK_TOKEN}` && g.headers['content-type'] === 'application/json')).toBe(true);

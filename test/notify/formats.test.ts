@@ -46,8 +46,9 @@ describe('notifications', () => {
 describe('scrubbing secrets from what is sent', () => {
   it('removes known values and credential-looking ones, everywhere in a value', () => {
     const scrub = scrubber(['s3cr3t-value', 'ab']);
-    const out = scrubDeep({ a: ['x s3cr3t-value y'], b: { c: "args: {'api_key': ['sk-abc'], 'model': 'm'}" }, d: 'hf_abcdefghijklmnopqrstuvwx and Bearer eyJhbGciOiJIUzI1 and --api-key k3y9 ok', n: 3 }, scrub);
-    expect(out).toEqual({ a: ['x <redacted> y'], b: { c: "args: {'api_key': ['<redacted>'], 'model': 'm'}" }, d: '<redacted> and Bearer <redacted> and --api-key <redacted> ok', n: 3 });
+    // A Hugging Face token is hf_ and 34 letters and digits.
+    const out = scrubDeep({ a: ['x s3cr3t-value y'], b: { c: "args: {'api_key': ['sk-abc'], 'model': 'm'}" }, d: 'hf_abcdefghijklmnopqrstuvwxyzABCDEFGH and Bearer eyJhbGciOiJIUzI1 and --api-key k3y9 ok', n: 3 }, scrub);
+    expect(out).toEqual({ a: ['x *** y'], b: { c: "args: {'api_key': ['***'], 'model': 'm'}" }, d: '*** and Bearer *** and --api-key *** ok', n: 3 });
     // Values shorter than 4 characters are not scrubbed as such (they would eat ordinary text).
     expect(scrub('ab cd')).toBe('ab cd');
   });
