@@ -5,7 +5,7 @@ import { changeLines, eventLines } from '../status/changes.js';
 import { clock, painter, safe } from '../status/format.js';
 import { redraw, redrawnLines, renderSnapshot } from '../status/render.js';
 import { StatusWatch } from '../status/watch.js';
-import { exitCodes, type CommandIO } from './io.js';
+import { exitCodes, stopOn, type CommandIO } from './io.js';
 
 /** Where the daemon listens unless told otherwise (DESIGN.md: the default listen address). */
 export const defaultStatusUrl = 'http://127.0.0.1:9464';
@@ -85,16 +85,7 @@ export async function statusCommand(args: readonly string[], io: CommandIO, sign
   const tty = out.isTTY === true;
   const color = tty && parsed.color;
   const paint = painter(color);
-  const stop = new AbortController();
-  const onStop = (): void => { stop.abort(); };
-  if (signal === undefined) {
-    process.once('SIGINT', onStop);
-    process.once('SIGTERM', onStop);
-  } else if (signal.aborted) {
-    stop.abort();
-  } else {
-    signal.addEventListener('abort', onStop, { once: true });
-  }
+  const stop = stopOn(signal);
 
   let drawn = 0;
   let connection = paint('dim', 'connecting');
@@ -168,8 +159,6 @@ export async function statusCommand(args: readonly string[], io: CommandIO, sign
     return exitCodes.ok;
   } finally {
     stop.abort();
-    process.off('SIGINT', onStop);
-    process.off('SIGTERM', onStop);
-    signal?.removeEventListener('abort', onStop);
+    stop.release();
   }
 }

@@ -6,7 +6,7 @@ import { ModelwatchError } from '../errors.js';
 import { daemonClient, type TargetRead } from '../watch/daemon-client.js';
 import { planWatch, watchFlagsOf, watchFlagsUsage, watchOptions } from '../watch/plan.js';
 import { waitExitCodes, waitFor, type WaitResult } from '../watch/waiter.js';
-import { exitCodes, type CommandIO } from './io.js';
+import { exitCodes, stopOn, type CommandIO } from './io.js';
 import { defaultDaemonUrl, listenFailure } from './listen.js';
 
 /** Usage text of `modelwatch wait`. */
@@ -106,13 +106,7 @@ export async function waitCommand(args: readonly string[], io: CommandIO, signal
   const unreachableAfterMs = duration('--unreachable-after', values['unreachable-after']) ?? 10_000;
   const rules = { stallLimitMs, sinceMs: values.since === undefined ? undefined : parseSince(values.since) };
 
-  const stop = new AbortController();
-  const onStop = (): void => { stop.abort(); };
-  if (signal === undefined) {
-    process.once('SIGINT', onStop);
-    process.once('SIGTERM', onStop);
-  } else if (signal.aborted) stop.abort();
-  else signal.addEventListener('abort', onStop, { once: true });
+  const stop = stopOn(signal);
   const progress = values.quiet ? undefined : (line: string): void => { io.stderr.write(`${line}\n`); };
   let daemon: Daemon | undefined;
   try {
@@ -157,9 +151,7 @@ export async function waitCommand(args: readonly string[], io: CommandIO, signal
     const result = await waitFor({ read, rules, timeoutMs, unreachableAfterMs, signal: stop.signal, onProgress: progress });
     return report(io, result, target, values.json);
   } finally {
-    process.off('SIGINT', onStop);
-    process.off('SIGTERM', onStop);
-    signal?.removeEventListener('abort', onStop);
+    stop.release();
     await daemon?.close();
   }
 }

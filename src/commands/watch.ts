@@ -7,7 +7,7 @@ import { planWatch, watchFlagsOf, watchFlagsUsage, watchOptions } from '../watch
 import { loadSummary } from '../watch/summary.js';
 import { liveView } from '../watch/view.js';
 import { waitExitCodes, waitFor, type WaitResult } from '../watch/waiter.js';
-import { exitCodes, type CommandIO } from './io.js';
+import { exitCodes, stopOn, type CommandIO } from './io.js';
 import { listenFailure } from './listen.js';
 
 /** Usage text of `modelwatch watch`. */
@@ -46,13 +46,7 @@ export async function watchCommand(args: readonly string[], io: CommandIO, signa
   }
   if (positionals.length > 0) throw new ModelwatchError('MW_ERR_USAGE', `unexpected argument "${positionals[0] ?? ''}"`);
   const plan = await planWatch(watchFlagsOf(values));
-  const stop = new AbortController();
-  const onStop = (): void => { stop.abort(); };
-  if (signal === undefined) {
-    process.once('SIGINT', onStop);
-    process.once('SIGTERM', onStop);
-  } else if (signal.aborted) stop.abort();
-  else signal.addEventListener('abort', onStop, { once: true });
+  const stop = stopOn(signal);
   let daemon: Daemon | undefined;
   try {
     try {
@@ -113,9 +107,7 @@ export async function watchCommand(args: readonly string[], io: CommandIO, signa
     }
     return waitExitCodes[result.outcome];
   } finally {
-    process.off('SIGINT', onStop);
-    process.off('SIGTERM', onStop);
-    signal?.removeEventListener('abort', onStop);
+    stop.release();
     await daemon?.close();
   }
 }
