@@ -13,6 +13,7 @@ import { startSimServer, type SimServer } from '../../src/sim/server.js';
 import { startDaemonProcess, type DaemonProcess } from '../faults/daemon-process.js';
 import { buildJournal, haveJournalTools } from '../support/journal.js';
 import { pastLoad, runCli } from './cli.js';
+import { untilWithin } from '../support/until.js';
 
 interface Received {
   readonly path: string;
@@ -48,15 +49,7 @@ const secrets = {
   MW_TEST_NTFY_TOKEN: 'tk_0123456789abcdefghijklmnopqr',
 };
 
-async function until<T>(what: string, probe: () => T | undefined, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const until = untilWithin(30_000);
 
 describe.runIf(haveJournalTools)('modelwatch wait against a running daemon, and notifications', () => {
   let dir = '';

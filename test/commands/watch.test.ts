@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startSimServer, type SimServer } from '../../src/sim/server.js';
 import { haveJournalTools } from '../support/journal.js';
 import { host, pastLoad, runCli, startCli, type Host } from './cli.js';
+import { untilWithin } from '../support/until.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -26,13 +27,7 @@ async function setup(scenario: 'ok' | 'crash'): Promise<{ h: Host; sim: SimServe
   return { h, sim, rest: lines.slice(cut) };
 }
 
-async function until(what: string, probe: () => boolean, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!probe()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const until = untilWithin(30_000);
 
 describe.runIf(haveJournalTools)('modelwatch watch --unit (the real binary)', () => {
   it('reads engine, URL and model from the unit, follows its journal to ready and verified, and prints the summary', async () => {

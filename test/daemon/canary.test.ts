@@ -18,21 +18,14 @@ import { Metrics } from '../../src/metrics/registry.js';
 import type { CanaryReport } from '../../src/probes/probes.js';
 import { startSimServer, stockVllmShape, type SimServer, type SimServerOptions } from '../../src/sim/server.js';
 import { profileOf } from '../support/engine.js';
+import { untilWithin } from '../support/until.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   while (cleanups.length > 0) await cleanups.pop()?.();
 });
 
-async function until<T>(what: string, probe: () => T | undefined, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+const until = untilWithin(20_000);
 
 async function sim(options: SimServerOptions = {}): Promise<SimServer> {
   const s = await startSimServer(options);

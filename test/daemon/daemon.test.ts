@@ -8,21 +8,14 @@ import type { Config } from '../../src/config/schema.js';
 import { startDaemon, type Daemon } from '../../src/daemon.js';
 import { startSimServer, type SimServer } from '../../src/sim/server.js';
 import { buildJournal, haveJournalTools, type JournalEntry } from '../support/journal.js';
+import { untilWithin } from '../support/until.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   while (cleanups.length > 0) await cleanups.pop()?.();
 });
 
-async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 8000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const until = untilWithin(8_000);
 
 async function get(url: string): Promise<{ status: number; text: string }> {
   const res = await request(url);

@@ -11,21 +11,14 @@ import { generateLoad } from '../../src/sim/load.js';
 import { startSimServer } from '../../src/sim/server.js';
 import { startDaemonProcess } from '../faults/daemon-process.js';
 import { buildJournal, haveJournalTools, type JournalEntry } from '../support/journal.js';
+import { untilWithin } from '../support/until.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   while (cleanups.length > 0) await cleanups.pop()?.();
 });
 
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const until = untilWithin(20_000);
 
 const getJson = async (url: string): Promise<Record<string, unknown>> => (await fetch(url)).json() as Promise<Record<string, unknown>>;
 

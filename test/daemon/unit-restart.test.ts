@@ -12,21 +12,14 @@ import { openHistory } from '../../src/history/database.js';
 import { startSimServer } from '../../src/sim/server.js';
 import { toolsDir } from '../faults/daemon-process.js';
 import { buildJournal, haveJournalTools, type JournalEntry } from '../support/journal.js';
+import { untilWithin } from '../support/until.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   while (cleanups.length > 0) await cleanups.pop()?.();
 });
 
-async function until<T>(what: string, probe: () => T | undefined, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const until = untilWithin(15_000);
 
 const inv1 = '1111aaaa2222bbbb3333cccc4444dddd';
 const inv2 = '5555eeee6666ffff7777000088889999';

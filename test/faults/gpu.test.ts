@@ -16,6 +16,7 @@ import { validateConfigText } from '../../src/config/load.js';
 import { startDaemon, type Daemon } from '../../src/daemon.js';
 import { createGpuSource, type GpuSourceOptions } from '../../src/sources/gpu.js';
 import type { Observation } from '../../src/sources/source.js';
+import { until } from '../support/until.js';
 
 const fake = join(import.meta.dirname, '..', 'fakes', 'nvidia-smi');
 const MiB = 1024 * 1024;
@@ -26,15 +27,6 @@ type SourceObs = Extract<Observation, { kind: 'source' }>;
 /** Registers a cleanup of the running test (tests of a file run at once: no shared afterEach). */
 type Finally = TestContext['onTestFinished'];
 
-async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 function tempDir(onFinished: Finally): string {
   const dir = mkdtempSync(join(tmpdir(), 'mw-fault-gpu-'));

@@ -13,6 +13,7 @@ import { startDaemon } from '../../src/daemon.js';
 import { createJournalSource, type JournalSource } from '../../src/sources/journal.js';
 import type { Observation } from '../../src/sources/source.js';
 import { exportFormat, haveJournalTools, journalRemote, type JournalEntry } from '../support/journal.js';
+import { until } from '../support/until.js';
 
 type Log = Extract<Observation, { kind: 'log' }>;
 type Up = Extract<Observation, { kind: 'source' }>;
@@ -25,13 +26,6 @@ afterEach(async () => {
   while (cleanups.length > 0) await cleanups.pop()?.();
 });
 
-async function until(what: string, cond: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 /** A journal directory written the way journald writes one: an active file, archived ones, rotation and vacuum. */
 class JournalDir {

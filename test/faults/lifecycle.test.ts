@@ -14,6 +14,7 @@ import { prng } from '../../src/prng.js';
 import { startSimServer } from '../../src/sim/server.js';
 import { buildJournal, haveJournalTools } from '../support/journal.js';
 import { descendants, root, startDaemonProcess, toolsDir, waitGone, type DaemonProcess, type SeenProcess } from './daemon-process.js';
+import { untilWithin } from '../support/until.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -32,15 +33,7 @@ function cmdline(pid: number): string {
   }
 }
 
-async function until<T>(what: string, probe: () => T | undefined, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const until = untilWithin(15_000);
 
 /**
  * A target followed the way a systemd service is: journalctl on the unit (a journal directory

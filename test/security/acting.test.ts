@@ -16,6 +16,7 @@ import { tokenMatches } from '../../src/daemon/secrets.js';
 import { generateLoad } from '../../src/sim/load.js';
 import { startSimServer } from '../../src/sim/server.js';
 import { startDaemonProcess } from '../faults/daemon-process.js';
+import { untilWithin } from '../support/until.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -39,15 +40,7 @@ async function call(url: string, init: { method?: 'GET' | 'POST'; authorization?
   return { status: res.statusCode, headers: res.headers, text: await res.body.text() };
 }
 
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const until = untilWithin(30_000);
 
 /** What the event stream sends in its first `ms` (it replays recent events first). */
 async function events(address: string, ms: number): Promise<string> {

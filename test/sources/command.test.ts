@@ -4,14 +4,9 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createCommandSource } from '../../src/sources/command.js';
 import type { Observation } from '../../src/sources/source.js';
+import { waitFor as waitForIn } from '../support/until.js';
 
-async function waitFor(cond: () => boolean, what: string, ms = 3000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+const waitFor = (cond: () => boolean, what: string, ms = 3_000): Promise<void> => waitForIn(cond, what, ms);
 
 const controllers: AbortController[] = [];
 afterEach(() => {

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { describe, it, type TestContext } from 'vitest';
 import { createGpuSource, type GpuSourceOptions } from '../../src/sources/gpu.js';
 import type { Observation } from '../../src/sources/source.js';
+import { untilWithin } from '../support/until.js';
 
 const fake = join(import.meta.dirname, '..', 'fakes', 'nvidia-smi');
 const MiB = 1024 * 1024;
@@ -64,13 +65,7 @@ function start(ctx: TestContext, scenario: object, options: Partial<GpuSourceOpt
   return r;
 }
 
-async function until(what: string, cond: () => boolean, deadlineMs = 8000): Promise<void> {
-  const end = Date.now() + deadlineMs;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
+const until = untilWithin(8_000);
 
 const h200 = { gpuCount: 8, name: 'NVIDIA H200', memoryTotalMiB: 143771 };
 const steady = (usedMiB: number, percent = 0): object => ({ memoryUsedMiB: usedMiB, utilizationPercent: percent });

@@ -11,6 +11,7 @@ import { accessProblem, createJournalSource, type JournalSource } from '../../sr
 import type { Observation } from '../../src/sources/source.js';
 import { buildJournal, haveJournalTools, type JournalEntry } from '../support/journal.js';
 import { consumed, deactivated, failedWith, mainExited, oomKilled, restartScheduled, started, starting, stopped, stopping } from './pid1.js';
+import { waitFor as waitForIn } from '../support/until.js';
 
 type Log = Extract<Observation, { kind: 'log' }>;
 type Up = Extract<Observation, { kind: 'source' }>;
@@ -34,13 +35,7 @@ function tempDir(): string {
   return dir;
 }
 
-async function waitFor(cond: () => boolean, what: string, ms = 8000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+const waitFor = (cond: () => boolean, what: string, ms = 8_000): Promise<void> => waitForIn(cond, what, ms);
 
 function start(source: JournalSource) {
   const obs: Observation[] = [];

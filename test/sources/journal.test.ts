@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createJournalSource, type JournalSource } from '../../src/sources/journal.js';
 import type { Observation } from '../../src/sources/source.js';
 import { buildJournal, haveJournalTools, type JournalEntry } from '../support/journal.js';
+import { waitFor as waitForIn } from '../support/until.js';
 
 type Log = Extract<Observation, { kind: 'log' }>;
 type Up = Extract<Observation, { kind: 'source' }>;
@@ -14,13 +15,7 @@ const curInv = '22222222222222222222222222222222';
 const newInv = '33333333333333333333333333333333';
 const t0 = Date.UTC(2026, 0, 1);
 
-async function waitFor(cond: () => boolean, what: string, ms = 4000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+const waitFor = (cond: () => boolean, what: string, ms = 4_000): Promise<void> => waitForIn(cond, what, ms);
 
 function entries(from: number, count: number, invocation: string): JournalEntry[] {
   return Array.from({ length: count }, (_, k) => ({ message: `line ${from + k}`, at: t0 + (from + k) * 1000, invocation }));
