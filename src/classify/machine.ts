@@ -153,6 +153,8 @@ export class PhaseMachine {
   /** What the current crash's root-cause line is: a specific cause, a bare exception, or only a consequence. */
   private crashRoot: 'causal' | 'generic' | 'consequential' = 'consequential';
   private candidates: Candidate[] = [];
+  /** Whether a phase marker or counter came after the latest candidate: the load went on past it. */
+  private answered = false;
   /** The exception report the attempt ended its lines with, until a later line shows progress. */
   private block: OpenBlock | null = null;
   private foretold: { reason: CrashReason; line: string; at: number | null }[] = [];
@@ -283,8 +285,10 @@ export class PhaseMachine {
     const events: MachineEvent[] = [];
     const block = this.block;
     if (this.phase === 'down' || isOneOf(loadingPhases, this.phase)) {
-      if (this.candidates.length > 0) this.enterCrash(this.candidates[this.candidates.length - 1]?.line ?? '', this.clock, events, undefined);
-      else if (block !== null) this.enterCrash(block.line, block.at, events, undefined, causeNotInCapture);
+      // An error line the load went on past (a later marker or counter) did not end it by itself;
+      // it is still the root cause if an exception report ends the capture.
+      if (this.candidates.length > 0 && !this.answered) this.enterCrash(this.candidates[this.candidates.length - 1]?.line ?? '', this.clock, events, undefined);
+      else if (block !== null) this.enterCrash(block.line, block.at, events, undefined, this.candidates.length > 0 ? undefined : causeNotInCapture);
     } else if (this.phase === 'ready' && block?.fatal === true) {
       this.enterCrash(block.line, block.at, events, undefined, this.candidates.length > 0 ? undefined : causeNotInCapture);
     }
@@ -409,6 +413,7 @@ export class PhaseMachine {
       }
       if (v.crash.causal) {
         addCandidate(this.candidates, { reason: v.crash.reason, line, at, specific: v.crash.specific });
+        this.answered = false;
         if (v.crash.terminal) this.enterCrash(line, at, events, undefined);
       } else if (v.crash.terminal) {
         this.enterCrash(line, at, events, v.crash);
@@ -421,7 +426,10 @@ export class PhaseMachine {
     let cls: LineClass = v.foretell !== undefined ? 'warning' : v.baseClass;
     if (v.exception) this.openBlock(line, at, false);
     // A marker or counter shows the attempt got past an exception report (a frame that names a phase does not).
-    else if (v.phase !== undefined || v.counter !== undefined) this.block = null;
+    else if (v.phase !== undefined || v.counter !== undefined) {
+      this.block = null;
+      this.answered = true;
+    }
     if (v.phase !== undefined && this.phase !== 'crashed') {
       if (rank(v.phase) > rank(this.phase)) this.enter(v.phase, line, at, events);
       cls = 'phase';
@@ -429,7 +437,10 @@ export class PhaseMachine {
     if (v.foretell !== undefined && !this.foretold.some((f) => f.reason === v.foretell)) {
       this.foretold.push({ reason: v.foretell, line, at });
       // The line states the cause the engine will die of: it is the root cause if it does.
-      if (this.phase !== 'crashed') addCandidate(this.candidates, { reason: v.foretell, line, at, specific: true });
+      if (this.phase !== 'crashed') {
+        addCandidate(this.candidates, { reason: v.foretell, line, at, specific: true });
+        this.answered = false;
+      }
       events.push({ type: 'foretell', reason: v.foretell, line, at, hint: remediation[v.foretell], attempt: this.attempt });
     }
     if (v.counter) {
@@ -476,6 +487,7 @@ export class PhaseMachine {
     const carried = this.phase === 'down' ? this.candidates : [];
     const previous = this.attempt === 0 ? null : { attempt: this.attempt, phase: this.phase, identity: this.ledger.previous };
     const carriedBlock = this.phase === 'down' ? this.block : null;
+    const carriedAnswered = this.answered;
     this.attempt++;
     this.entries = [];
     this.crash = null;
@@ -491,6 +503,7 @@ export class PhaseMachine {
     events.push({ type: 'attempt', attempt: this.attempt, at, line, identity, previous });
     if (direct !== null) this.enter(direct, line, at, events);
     this.candidates = carried;
+    this.answered = carriedAnswered;
     this.block = carriedBlock;
   }
 

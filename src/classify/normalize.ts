@@ -27,13 +27,19 @@ const ansiEscape = /\x1b\[[0-9;?]*[A-Za-z]/g;
 // Logs pasted into issue threads show escapes as `^[[0;36m` or, from rsyslog, as `#033[0;36m`.
 const pastedEscape = /(?:\^\[|#033)\[[0-9;]*m/g;
 // Sticky: each is tried at the current offset of the line.
-const containerPrefix = /[A-Za-z0-9][\w.-]*[-_]\d+\s*\| ?/y;
+// docker compose: `vllm-1  | ` (replica suffix), or a `container_name:` padded to the column (`qanything-local  | `).
+const containerPrefix = /[A-Za-z0-9][\w.-]*(?:[-_]\d+\s*|\s+)\| ?/y;
 const isoStamp = /(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?(Z|[+-]\d\d:?\d\d)?\s+/y;
 const syslogStamp = /([A-Z][a-z]{2}) +(\d{1,2}) (\d\d):(\d\d):(\d\d)(?:\.\d+)? \S+ ([^\s[:]+)(?:\[\d+\])?: /y;
 const rayDaemonPrefix = /\((?:raylet|gcs_server|autoscaler|monitor|dashboard)[^)]*\)\s*/y;
 const sglangHeader = /\[(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?:[.,](\d{1,6}))?(?: [^\]]*)?\] /y;
 const tgiLevel = /(TRACE|DEBUG|INFO|WARN|ERROR) +((?:[a-z_][\w-]*(?:\{[^}]*\})?(?:::[\w-]+)*: )*)(?:[\w/.-]+\.rs:\d+: )?/y;
 const uvicornLevel = /(DEBUG|INFO|WARNING|ERROR|CRITICAL):\s+/y;
+// After a timestamp, a level and a logger between bars: FastChat's `| ERROR | stderr | ` (vLLM and others run
+// in its workers) and loguru's `| INFO     | module:function:42 - ` (TGI's shards).
+const barLevel = /\| ?(TRACE|DEBUG|INFO|SUCCESS|WARNING|ERROR|CRITICAL) *\| ?(?:[\w.<>:-]+ (?:- |\| ?))?/y;
+// torchrun and torch.distributed prefix each line of a rank's output: `[rank0]: `.
+const rankPrefix = /\[rank\d+\]: /y;
 const bracketLevel = /\[?(DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL|FATAL)\]?(?::\s*|\s+)/y;
 // llama.cpp's elapsed time since the process started: minutes.seconds.milliseconds.microseconds.
 const llamaStamp = /(\d+)\.(\d\d)\.(\d{3})\.(\d{3}) ([IWEDT]) /y;
@@ -329,13 +335,17 @@ export function normalizeLine(raw: string, year: number, into?: LineView): Norma
         p += m[0].length;
         continue;
       }
+      if (text.startsWith('[rank', p) && (m = stickyAt(rankPrefix, text, p))) {
+        p += m[0].length;
+        continue;
+      }
       break;
     }
     if (c >= 48 && c <= 57 /* digit */) {
       if ((m = stickyAt(isoStamp, text, p))) {
         at = Date.UTC(num(m[1]), num(m[2]) - 1, num(m[3]), num(m[4]), num(m[5]), num(m[6]), fraction(m[7]));
         p += m[0].length;
-        const t = startsWithLevelWord(text, p) ? stickyAt(tgiLevel, text, p) : null;
+        const t = startsWithLevelWord(text, p) ? stickyAt(tgiLevel, text, p) : text.charCodeAt(p) === 124 /* | */ ? stickyAt(barLevel, text, p) : null;
         if (t) {
           level = levelOf(t[1] ?? '');
           p += t[0].length;
