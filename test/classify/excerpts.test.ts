@@ -109,6 +109,13 @@ describe('a traceback with nothing after it is a crash (at the end of a capture)
     expect(crashed.snapshot().crash).toMatchObject({ reason: 'version_mismatch', line: warning });
   });
 
+  it("a raised exception is a process that died: other processes' progress after it does not answer it", () => {
+    // vllm/v013-2025-12-oom-during-shard-load-interleaved: the engine core's OOM, then a shard bar of the tqdm it interrupted.
+    const oom = "(EngineCore_DP0 pid=556790) torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 80.00 MiB. GPU 0 has a total capacity of 139.72 GiB of which 60.69 MiB is free. Process 691170 has 139.65 GiB memory in use. Of the allocated memory 139.21 GiB is allocated by PyTorch, and 12.81 MiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)";
+    const m = runLines('vllm', [oom, "Loading safetensors checkpoint shards:   3% Completed | 1/37 [00:02<01:39,  2.77s/it]"]);
+    expect(m.snapshot().crash).toMatchObject({ reason: 'cuda_oom', line: oom });
+  });
+
   it("llama.cpp's --fit pre-pass failing on the model is followed by the real load: no crash while it loads", () => {
     // llamacpp/llamacpp-2026-04-windows-fit-pass-unknown-arch-gemma4-then-load-window (scrya-com/rotorquant#9).
     const m = runLines('llamacpp', [
