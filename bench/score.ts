@@ -2,8 +2,11 @@
  * `npm run score [-- --json] [-- --misses] [-- --tuning-only]`: modelwatch's replay and the naive baseline scored against
  * the human expectations of the log corpus, for the tuning part (`test/fixtures/logs`) and the sealed part
  * (`test/fixtures/sealed`) separately. Only totals are printed for the sealed part: `--misses` lists the
- * tuning logs that miss, never a sealed one (see test/fixtures/sealed/README.md).
+ * tuning logs that miss, never a sealed one (see test/fixtures/sealed/README.md). With `sealed/round2.txt`
+ * present, the sealed part is also scored per sealing round (`sealed r1`, `sealed r2`).
  */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadEngineCatalog } from '../src/config/engines.js';
 import { readCapture } from '../src/replay/input.js';
@@ -41,11 +44,21 @@ async function scorePart(fixtures: readonly GoldenFixture[]): Promise<Scored[]> 
 const tuning = await scorePart(goldenFixtures(logsDir).filter((f) => !f.slug.startsWith('synthetic-')));
 // While rules are being written, `--tuning-only` keeps even the sealed totals out of sight.
 const sealed = values['tuning-only'] ? [] : await scorePart(goldenFixtures(sealedDir));
+// The logs of each sealing round after the first are named in `round<N>.txt` (engine/slug per line): the
+// sealed part is scored per round and in total, still only as totals.
+const roundFile = join(sealedDir, 'round2.txt');
+const round2 = new Set(existsSync(roundFile) ? readFileSync(roundFile, 'utf8').split('\n').filter(Boolean) : []);
+const inRound2 = (s: Scored): boolean => round2.has(`${s.fixture.engine}/${s.fixture.slug}`);
 const rows: { scorer: string; part: string; score: PartScore }[] = [];
 for (const scorer of ['naive regex list, last marker wins', 'modelwatch replay']) {
   const pick = (s: Scored): LogScore => (scorer === 'modelwatch replay' ? s.replay : s.naive);
   rows.push({ scorer, part: 'tuning', score: summarize(tuning.map(pick)) });
-  if (!values['tuning-only']) rows.push({ scorer, part: 'sealed', score: summarize(sealed.map(pick)) });
+  if (values['tuning-only']) continue;
+  if (round2.size > 0) {
+    rows.push({ scorer, part: 'sealed r1', score: summarize(sealed.filter((s) => !inRound2(s)).map(pick)) });
+    rows.push({ scorer, part: 'sealed r2', score: summarize(sealed.filter(inRound2).map(pick)) });
+  }
+  rows.push({ scorer, part: 'sealed', score: summarize(sealed.map(pick)) });
 }
 if (values.json) {
   process.stdout.write(`${JSON.stringify(rows)}\n`);

@@ -97,6 +97,8 @@ interface OpenBlock {
   readonly line: string;
   readonly at: number | null;
   readonly fatal: boolean;
+  /** A traceback (header, frames) is part of it, not only error lines. */
+  readonly traceback: boolean;
 }
 
 /** The hint of a crash whose exception line was cut off the capture. */
@@ -109,6 +111,9 @@ interface Candidate {
   readonly at: number | null;
   readonly specific: boolean;
 }
+
+// A raised exception's own line ("ValueError: ...", "torch.OutOfMemoryError: ..."): a process died there.
+const raisedException = /^(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Exit)\b/;
 
 const ranks: Readonly<Record<Phase, number>> = Object.fromEntries(phases.map((p, i) => [p, i])) as Record<Phase, number>;
 const rank = (p: Phase): number => ranks[p];
@@ -153,6 +158,13 @@ export class PhaseMachine {
   /** What the current crash's root-cause line is: a specific cause, a bare exception, or only a consequence. */
   private crashRoot: 'causal' | 'generic' | 'consequential' = 'consequential';
   private candidates: Candidate[] = [];
+  /** Whether a phase marker or counter came after the latest candidate: the load went on past it. */
+  private answered = false;
+  /**
+   * Whether a candidate came as an exception report (inside a traceback, or a raised exception's own
+   * line): that process died, so progress printed after it by others does not answer it.
+   */
+  private reported = false;
   /** The exception report the attempt ended its lines with, until a later line shows progress. */
   private block: OpenBlock | null = null;
   private foretold: { reason: CrashReason; line: string; at: number | null }[] = [];
@@ -283,8 +295,10 @@ export class PhaseMachine {
     const events: MachineEvent[] = [];
     const block = this.block;
     if (this.phase === 'down' || isOneOf(loadingPhases, this.phase)) {
-      if (this.candidates.length > 0) this.enterCrash(this.candidates[this.candidates.length - 1]?.line ?? '', this.clock, events, undefined);
-      else if (block !== null) this.enterCrash(block.line, block.at, events, undefined, causeNotInCapture);
+      // An error line the load went on past (a later marker or counter) did not end it by itself;
+      // it is still the root cause if an exception report ends the capture.
+      if (this.candidates.length > 0 && (!this.answered || this.reported)) this.enterCrash(this.candidates[this.candidates.length - 1]?.line ?? '', this.clock, events, undefined);
+      else if (block !== null) this.enterCrash(block.line, block.at, events, undefined, this.candidates.length > 0 ? undefined : causeNotInCapture);
     } else if (this.phase === 'ready' && block?.fatal === true) {
       this.enterCrash(block.line, block.at, events, undefined, this.candidates.length > 0 ? undefined : causeNotInCapture);
     }
@@ -390,13 +404,17 @@ export class PhaseMachine {
     if (v.recovery) {
       // "retrying without pipeline parallelism": the error lines above were handled.
       if (this.candidates.length > 0) this.candidates = [];
+      this.reported = false;
       this.block = null;
     }
     if (v.serving && v.crash === undefined && !v.exception && this.phase !== 'crashed') {
       // Request and batch lines: a capture that starts with them starts while serving; during a load
       // they are the engine's own warmup requests.
       if (this.phase === 'down') this.newAttempt(line, at, events, this.ledger.opened('serving', at), 'ready');
-      else if (this.phase === 'ready' && this.candidates.length > 0) this.candidates = [];
+      else if (this.phase === 'ready' && this.candidates.length > 0) {
+        this.candidates = [];
+        this.reported = false;
+      }
       this.block = null;
     }
     if (v.stop && (this.loading || this.phase === 'ready')) {
@@ -416,19 +434,24 @@ export class PhaseMachine {
       }
       if (v.crash.causal) {
         addCandidate(this.candidates, { reason: v.crash.reason, line, at, specific: v.crash.specific });
+        this.answered = false;
+        if (!this.reported && (this.block?.traceback === true || raisedException.test(v.line.message))) this.reported = true;
         if (v.crash.terminal) this.enterCrash(line, at, events, undefined);
       } else if (v.crash.terminal) {
         this.enterCrash(line, at, events, v.crash);
       }
       // A consequence ("WorkerProc hit an exception") or a specific cause is fatal; a bare exception
       // may be one request's.
-      if (this.current !== 'crashed') this.openBlock(line, at, !v.crash.causal || v.crash.specific);
+      if (this.current !== 'crashed') this.openBlock(line, at, !v.crash.causal || v.crash.specific, false);
       return 'error';
     }
     let cls: LineClass = v.foretell !== undefined ? 'warning' : v.baseClass;
-    if (v.exception) this.openBlock(line, at, false);
+    if (v.exception) this.openBlock(line, at, false, true);
     // A marker or counter shows the attempt got past an exception report (a frame that names a phase does not).
-    else if (v.phase !== undefined || v.counter !== undefined) this.block = null;
+    else if (v.phase !== undefined || v.counter !== undefined) {
+      this.block = null;
+      this.answered = true;
+    }
     if (v.phase !== undefined && this.phase !== 'crashed') {
       if (rank(v.phase) > rank(this.phase)) this.enter(v.phase, line, at, events);
       cls = 'phase';
@@ -436,7 +459,10 @@ export class PhaseMachine {
     if (v.foretell !== undefined && !this.foretold.some((f) => f.reason === v.foretell)) {
       this.foretold.push({ reason: v.foretell, line, at });
       // The line states the cause the engine will die of: it is the root cause if it does.
-      if (this.phase !== 'crashed') addCandidate(this.candidates, { reason: v.foretell, line, at, specific: true });
+      if (this.phase !== 'crashed') {
+        addCandidate(this.candidates, { reason: v.foretell, line, at, specific: true });
+        this.answered = false;
+      }
       events.push({ type: 'foretell', reason: v.foretell, line, at, hint: remediation[v.foretell], attempt: this.attempt });
     }
     if (v.counter) {
@@ -460,9 +486,9 @@ export class PhaseMachine {
     return cls;
   }
 
-  private openBlock(line: string, at: number | null, fatal: boolean): void {
-    if (this.block === null) this.block = { line, at, fatal };
-    else if (fatal && !this.block.fatal) this.block = { ...this.block, fatal };
+  private openBlock(line: string, at: number | null, fatal: boolean, traceback: boolean): void {
+    if (this.block === null) this.block = { line, at, fatal, traceback };
+    else if ((fatal && !this.block.fatal) || (traceback && !this.block.traceback)) this.block = { ...this.block, fatal: fatal || this.block.fatal, traceback: traceback || this.block.traceback };
   }
 
   private progress(at: number | null, events: MachineEvent[]): void {
@@ -483,6 +509,8 @@ export class PhaseMachine {
     const carried = this.phase === 'down' ? this.candidates : [];
     const previous = this.attempt === 0 ? null : { attempt: this.attempt, phase: this.phase, identity: this.ledger.previous };
     const carriedBlock = this.phase === 'down' ? this.block : null;
+    const carriedAnswered = this.answered;
+    const carriedReported = this.phase === 'down' && this.reported;
     this.attempt++;
     this.entries = [];
     this.crash = null;
@@ -498,6 +526,8 @@ export class PhaseMachine {
     events.push({ type: 'attempt', attempt: this.attempt, at, line, identity, previous });
     if (direct !== null) this.enter(direct, line, at, events);
     this.candidates = carried;
+    this.answered = carriedAnswered;
+    this.reported = carriedReported;
     this.block = carriedBlock;
   }
 
@@ -508,6 +538,7 @@ export class PhaseMachine {
     this.phaseSince = at;
     // Errors before a phase that was still reached did not end the load.
     this.candidates = [];
+    this.reported = false;
     if (this.stalled && at !== null) {
       this.stalled = false;
       events.push({ type: 'stall_cleared', phase: from, at, attempt: this.attempt });

@@ -27,13 +27,17 @@ const ansiEscape = /\x1b\[[0-9;?]*[A-Za-z]/g;
 // Logs pasted into issue threads show escapes as `^[[0;36m` or, from rsyslog, as `#033[0;36m`.
 const pastedEscape = /(?:\^\[|#033)\[[0-9;]*m/g;
 // Sticky: each is tried at the current offset of the line.
-const containerPrefix = /[A-Za-z0-9][\w.-]*[-_]\d+\s*\| ?/y;
 const isoStamp = /(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?(Z|[+-]\d\d:?\d\d)?\s+/y;
 const syslogStamp = /([A-Z][a-z]{2}) +(\d{1,2}) (\d\d):(\d\d):(\d\d)(?:\.\d+)? \S+ ([^\s[:]+)(?:\[\d+\])?: /y;
 const rayDaemonPrefix = /\((?:raylet|gcs_server|autoscaler|monitor|dashboard)[^)]*\)\s*/y;
 const sglangHeader = /\[(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?:[.,](\d{1,6}))?(?: [^\]]*)?\] /y;
 const tgiLevel = /(TRACE|DEBUG|INFO|WARN|ERROR) +((?:[a-z_][\w-]*(?:\{[^}]*\})?(?:::[\w-]+)*: )*)(?:[\w/.-]+\.rs:\d+: )?/y;
 const uvicornLevel = /(DEBUG|INFO|WARNING|ERROR|CRITICAL):\s+/y;
+// After a timestamp, a level and a logger between bars: FastChat's `| ERROR | stderr | ` (vLLM and others run
+// in its workers) and loguru's `| INFO     | module:function:42 - ` (TGI's shards).
+const barLevel = /\| ?(TRACE|DEBUG|INFO|SUCCESS|WARNING|ERROR|CRITICAL) *\| ?(?:[\w.<>:-]+ (?:- |\| ?))?/y;
+// torchrun and torch.distributed prefix each line of a rank's output: `[rank0]: `.
+const rankPrefix = /\[rank\d+\]: /y;
 const bracketLevel = /\[?(DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL|FATAL)\]?(?::\s*|\s+)/y;
 // llama.cpp's elapsed time since the process started: minutes.seconds.milliseconds.microseconds.
 const llamaStamp = /(\d+)\.(\d\d)\.(\d{3})\.(\d{3}) ([IWEDT]) /y;
@@ -213,6 +217,34 @@ function mayHaveContainerPrefix(text: string, p: number): boolean {
   return bar > p + 2 && bar < p + 80;
 }
 
+function isNameChar(c: number): boolean {
+  return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c === 45 || c === 46;
+}
+
+/**
+ * Length of a docker compose prefix at `p`, or 0: a service name with its replica suffix (`vllm-1  | `),
+ * or a `container_name:` padded to the column (`qanything-container-local  | `). By hand: it is
+ * tried on every line with a bar near its start (tqdm bars), where a regex would backtrack.
+ */
+function containerPrefixLength(text: string, p: number, end: number): number {
+  const c0 = text.charCodeAt(p);
+  if (!((c0 >= 48 && c0 <= 57) || (c0 >= 65 && c0 <= 90) || (c0 >= 97 && c0 <= 122))) return 0;
+  let i = p + 1;
+  while (i < end && isNameChar(text.charCodeAt(i))) i++;
+  let j = i;
+  while (j < end && (text.charCodeAt(j) === 32 || text.charCodeAt(j) === 9)) j++;
+  if (text.charCodeAt(j) !== 124) return 0;
+  if (j === i) {
+    // No padding: only a replica suffix (`-1`, `_2`) marks the word as a container name.
+    let k = i - 1;
+    while (k > p && isDigit(text, k)) k--;
+    if (k === i - 1 || (text.charCodeAt(k) !== 45 && text.charCodeAt(k) !== 95)) return 0;
+  }
+  j++;
+  if (text.charCodeAt(j) === 32) j++;
+  return j - p;
+}
+
 const num = (s: string | undefined): number => (s === undefined ? 0 : Number(s));
 const fraction = (s: string | undefined): number => (s === undefined ? 0 : Math.floor(Number(`0.${s}`) * 1000));
 
@@ -329,13 +361,17 @@ export function normalizeLine(raw: string, year: number, into?: LineView): Norma
         p += m[0].length;
         continue;
       }
+      if (text.startsWith('[rank', p) && (m = stickyAt(rankPrefix, text, p))) {
+        p += m[0].length;
+        continue;
+      }
       break;
     }
     if (c >= 48 && c <= 57 /* digit */) {
       if ((m = stickyAt(isoStamp, text, p))) {
         at = Date.UTC(num(m[1]), num(m[2]) - 1, num(m[3]), num(m[4]), num(m[5]), num(m[6]), fraction(m[7]));
         p += m[0].length;
-        const t = startsWithLevelWord(text, p) ? stickyAt(tgiLevel, text, p) : null;
+        const t = startsWithLevelWord(text, p) ? stickyAt(tgiLevel, text, p) : text.charCodeAt(p) === 124 /* | */ ? stickyAt(barLevel, text, p) : null;
         if (t) {
           level = levelOf(t[1] ?? '');
           p += t[0].length;
@@ -373,8 +409,9 @@ export function normalizeLine(raw: string, year: number, into?: LineView): Norma
         }
       }
     }
-    if (mayHaveContainerPrefix(text, p) && (m = stickyAt(containerPrefix, text, p))) {
-      p += m[0].length;
+    const n = mayHaveContainerPrefix(text, p) ? containerPrefixLength(text, p, end) : 0;
+    if (n > 0) {
+      p += n;
       continue;
     }
     break;

@@ -97,6 +97,61 @@ describe('a traceback with nothing after it is a crash (at the end of a capture)
     expect(m.current).toBe('loading_weights');
   });
 
+  it('an error line the load went on past ends nothing by itself, and is still the cause of a report that ends the capture', () => {
+    // vllm/v054-2024-08-failed-import-vllm-c-libcudart-warning-then-engine-init (zai-org/GLM-4#510).
+    const warning = "WARNING 08-27 13:59:59 _custom_ops.py:15] Failed to import from vllm._C with ImportError('libcudart.so.12: cannot open shared object file: No such file or directory')";
+    const init = "INFO 08-27 14:00:04 llm_engine.py:174] Initializing an LLM engine (v0.5.4) with config: model='/data/ChatGLM-6B/conf/models/glm-4-9b-chat', speculative_config=None";
+    const ended = runLines('vllm', [warning, init]);
+    expect(ended.current).toBe('starting');
+    expect(ended.snapshot().crash).toBeNull();
+    // With a traceback after it (frames of vllm-project/vllm#9377), the warning is the most specific line there is.
+    const crashed = runLines('vllm', [warning, init, 'Traceback (most recent call last):', '  File "/usr/local/bin/vllm", line 8, in <module>', '    sys.exit(main())']);
+    expect(crashed.snapshot().crash).toMatchObject({ reason: 'version_mismatch', line: warning });
+  });
+
+  it("a raised exception is a process that died: other processes' progress after it does not answer it", () => {
+    // vllm/v013-2025-12-oom-during-shard-load-interleaved: the engine core's OOM, then a shard bar of the tqdm it interrupted.
+    const oom = "(EngineCore_DP0 pid=556790) torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 80.00 MiB. GPU 0 has a total capacity of 139.72 GiB of which 60.69 MiB is free. Process 691170 has 139.65 GiB memory in use. Of the allocated memory 139.21 GiB is allocated by PyTorch, and 12.81 MiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)";
+    const m = runLines('vllm', [oom, "Loading safetensors checkpoint shards:   3% Completed | 1/37 [00:02<01:39,  2.77s/it]"]);
+    expect(m.snapshot().crash).toMatchObject({ reason: 'cuda_oom', line: oom });
+  });
+
+  it("llama.cpp's --fit pre-pass failing on the model is followed by the real load: no crash while it loads", () => {
+    // llamacpp/llamacpp-2026-04-windows-fit-pass-unknown-arch-gemma4-then-load-window (scrya-com/rotorquant#9).
+    const m = runLines('llamacpp', [
+      'main: loading model',
+      "llama_model_load: error loading model: error loading model architecture: unknown model architecture: 'gemma4'",
+      '←[0mllama_model_load_from_file_impl: failed to load model',
+      '←[0mllama_params_fit: encountered an error while trying to fit params to free device memory: failed to load model',
+      '←[0mllama_params_fit: fitting params to free memory took 0.38 seconds',
+      'llama_model_load_from_file_impl: using device CUDA0 (NVIDIA RTX 5000 Ada Generation Laptop GPU) (0000:01:00.0) - 15074 MiB free',
+      'llama_model_loader: Dumping metadata keys/values. Note: KV overrides do not apply in this output.',
+    ]);
+    expect(m.current).toBe('loading_weights');
+  });
+
+  it('an assertion aborts the process: crashed at once, whatever buffered lines follow', () => {
+    // llamacpp/llamacpp-b3810-2024-09-embedding-model-as-m-ggml-assert-result-output (ggml-org/llama.cpp#9652).
+    const assert = 'src/llama.cpp:16813: GGML_ASSERT(strcmp(res->name, "result_output") == 0 && "missing result_output tensor") failed';
+    const m = runLines('llamacpp', [
+      'llama_new_context_with_model: n_ctx      = 8192',
+      assert,
+      'llama_new_context_with_model:        CPU compute buffer size =    22.00 MiB',
+      'llama_new_context_with_model: graph nodes  = 450',
+    ]);
+    expect(phasesOf(m)).toEqual(['warming_up', 'crashed']);
+    expect(m.snapshot().crash).toMatchObject({ reason: 'unknown', line: assert });
+  });
+
+  it("a V0 worker traceback re-logged through FastChat's stderr logger behind a compose prefix", () => {
+    // vllm/v02-2024-02-fastchat-worker-stderr-prefix-dtype-check-traceback-cut (netease-youdao/QAnything#128).
+    const m = runLines('vllm', [
+      'qanything-container-local  | 2024-02-20 21:46:23 | ERROR | stderr |   File "/usr/local/lib/python3.10/dist-packages/vllm/worker/worker.py", line 71, in init_model',
+      'qanything-container-local  | 2024-02-20 21:46:23 | ERROR | stderr |     _check_if_gpu_supports_dtype(self.model_config.dtype)',
+    ]);
+    expect(m.snapshot().crash).toMatchObject({ reason: 'unknown', hint: causeNotInCapture });
+  });
+
   it('a request traceback while serving is no crash; a fatal report is', () => {
     const serving = '(APIServer pid=851) INFO 04-28 22:54:32 [loggers.py:257] Engine 000: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 5.4 tokens/s, Running: 1 reqs, Waiting: 14 reqs, GPU KV cache usage: 76.5%, Prefix cache hit rate: 92.0%';
     expect(runLines('vllm', [serving, 'Traceback (most recent call last):', '  File "/x/serving_chat.py", line 3, in create_chat_completion', "ValueError: 'messages' must not be empty"]).current).toBe('ready');
@@ -125,8 +180,27 @@ describe('serving-time lines are ready', () => {
     ['sglang', '[2026-04-08 14:05:21 TP0] Decode batch, #running-req: 5, #token: 20800, token usage: 0.29, cuda graph: True, gen throughput (token/s): 144.95, #queue-req: 0'],
     // llamacpp/real-2026-ready-tiny-canary-requests (the shared real llama-server)
     ['llamacpp', '0.01.871.030 I slot launch_slot_: id  3 | task 0 | processing task, is_child = 0'],
+    // llamacpp/llamacpp-2026-02-infill-serving-print-timing-multiline (ggml-org/llama.cpp#19408): any slot line of a task
+    ['llamacpp', 'slot update_slots: id  0 | task 124 | prompt done, n_tokens = 1360, batch.n_tokens = 1360'],
+    // llamacpp/llamacpp-2026-05-journal-wrapper-script-elapsed-prompt-processing-serving (ggml-org/llama.cpp#22929)
+    ['llamacpp', 'May 22 01:30:28 corrm-pc start_llama_server.sh[37450]: 62.53.841.819 I slot print_timing: id  0 | task 15832 | prompt processing, n_tokens =  12288, progress = 0.20, t =   4.22 s / 2908.48 tokens per second'],
+    // llamacpp/llamacpp-2024-08-mamba-serving-ggml-assert-gdb-attach (ggml-org/llama.cpp#9170): the 2024 bracket format names the task
+    ['llamacpp', 'INFO [            update_slots] kv cache rm [p0, end) | tid="140478308075456" timestamp=1724599956 id_slot=0 id_task=90 p0=0'],
+    // llamacpp/llamacpp-2025-06-listening-starting-main-loop-then-requests (ggml-org/llama.cpp#14201)
+    ['llamacpp', 'srv  log_server_r: request: GET /props 127.0.0.1 200'],
+    // huggingface/text-generation-inference#2842: the v3 router's prefix-cache line of each request
+    ['tgi', '2024-12-14T03:44:30.839230Z  INFO text_generation_router_v3::radix: backends/v3/src/radix.rs:108: Prefix 0 - Suffix 13715'],
   ])('%s: %s', (engine, line) => {
     expect(phasesOf(runLines(engine, [line]))).toEqual(['ready']);
+  });
+
+  it('llama.cpp: a task in a slot after a load whose ready line was cut is ready (slots exist only once the model is loaded)', () => {
+    // llamacpp/real-2026-ready-tiny-canary-requests (the shared real llama-server), without its "model loaded" line.
+    const m = runLines('llamacpp', [
+      "0.00.073.955 I srv    load_model: initializing, n_slots = 4, n_ctx_slot = 4096, kv_unified = 'true'",
+      '0.01.871.030 I slot launch_slot_: id  3 | task 0 | processing task, is_child = 0',
+    ]);
+    expect(phasesOf(m)).toEqual(['warming_up', 'ready']);
   });
 
   it("SGLang's own warmup request during a load moves nothing (ready is 'fired up')", () => {
@@ -136,6 +210,17 @@ describe('serving-time lines are ready', () => {
       '[2025-02-24 02:35:22 TP0] Prefill batch. #new-seq: 1, #new-token: 7, #cached-token: 0, cache hit rate: 0.00%, token usage: 0.00, #running-req: 0, #queue-req: 0',
     ]);
     expect(m.current).toBe('warming_up');
+  });
+});
+
+describe('a health check answered 503 is a load in progress, not a request served', () => {
+  it.each([
+    // sglang/sglang-2026-09-target-prefill-graph-rename (noonghunna/club-3090#1261)
+    ['sglang', '[2026-09-12 00:23:52] INFO:     127.0.0.1:50374 - "GET /health HTTP/1.1" 503 Service Unavailable'],
+    // llamacpp/full-b7772-t4-download-gptoss-direct-io-mlock-warning-ready (a committed llama-server.log) logs the same while it loads
+    ['llamacpp', 'srv  log_server_r: request: GET /health 127.0.0.1 503'],
+  ])('%s: %s opens no attempt', (engine, line) => {
+    expect(runLines(engine, [line]).attemptNumber).toBe(0);
   });
 });
 
@@ -216,6 +301,18 @@ describe('the root cause is the specific line, never a wrapper that reports it',
     const report = await replayFile(profileOf('vllm'), join(logsDir, 'vllm', 'full-v0251-apiserver-kv-cache-too-small-crash.log'));
     expect(report.crash?.reason).toBe('kv_cache_insufficient');
     expect(report.crash?.line).toMatch(/ValueError: To serve at least one request/);
+  });
+
+  it("llama.cpp: a device buffer of any backend that cannot be allocated (RPC included) is out of memory, not the loader's wrappers", () => {
+    // llamacpp/llamacpp-2026-pid-prefix-rpc-buffer-alloc-fails-failed-to-load-model-wrappers (ggml-org/llama.cpp#23858).
+    const lines = [
+      '[41303] 0.01.281.851 I load_tensors: loading model tensors, this can take a while... (mmap = false, direct_io = false)',
+      '[41303] 0.01.289.827 E alloc_tensor_range: failed to allocate RPC0[10.0.69.2:50052] buffer of size 193608946688',
+      '[41303] 0.01.322.919 E llama_model_load: error loading model: unable to allocate RPC0[10.0.69.2:50052] buffer',
+      '[41303] 0.01.322.926 E llama_model_load_from_file_impl: failed to load model',
+      "[41303] 0.01.322.932 E common_init_from_params: failed to load model '/home/kusa/llama-server/models/Qwen3.5-397B-A17B-UD-IQ4_XS/Qwen3.5-397B-A17B-UD-IQ4_XS-00001-of-00005.gguf'",
+    ];
+    expect(runLines('llamacpp', lines).snapshot().crash).toMatchObject({ reason: 'cuda_oom', line: lines[1] });
   });
 
   it("vLLM: subprocess.CalledProcessError only reports the registry subprocess's exit: cause not in the capture", () => {

@@ -92,4 +92,32 @@ describe('normalizeLine', () => {
     // harrier77/nim_llamaserver_chatbot llama_server.log (router mode).
     expect(norm('[49919] 0.18.017.875 I srv  llama_server: model loaded')).toMatchObject({ message: 'srv  llama_server: model loaded', elapsed: 18_017.875 });
   });
+
+  it('strips a compose prefix whose container has no replica suffix (container_name), padded to the column', () => {
+    // vllm/v02-2024-02-fastchat-worker-stderr-prefix-dtype-check-traceback-cut (netease-youdao/QAnything#128).
+    expect(norm('qanything-container-local  | LLM 服务正在启动，可能需要一段时间...你有时间去冲杯咖啡 :)').message).toBe('LLM 服务正在启动，可能需要一段时间...你有时间去冲杯咖啡 :)');
+    // A message with a bar after its first word is no prefix.
+    expect(norm('Loading safetensors checkpoint shards: 100% Completed | 13/13').message).toBe('Loading safetensors checkpoint shards: 100% Completed | 13/13');
+  });
+
+  it("reads a level and a logger between bars after a timestamp (FastChat's workers, loguru in TGI's shards)", () => {
+    // The same QAnything log: FastChat re-logs the vLLM worker's stderr at ERROR.
+    expect(
+      norm('qanything-container-local  | 2024-02-20 21:46:23 | ERROR | stderr |   File "/usr/local/lib/python3.10/dist-packages/vllm/worker/worker.py", line 71, in init_model'),
+    ).toMatchObject({ message: '  File "/usr/local/lib/python3.10/dist-packages/vllm/worker/worker.py", line 71, in init_model', level: 'error', at: at('2024-02-20T21:46:23Z') });
+    // tgi/tgi-3.x-2025-05-xeon-ipex-download-error-rich-traceback (opea-project/GenAIComps#1733).
+    expect(norm('2025-05-23 03:12:20.499 | INFO     | text_generation_server.utils.import_utils:<module>:80 - Detected system ipex')).toMatchObject({
+      message: 'Detected system ipex',
+      level: 'info',
+    });
+  });
+
+  it('strips the [rankN]: prefix torch.distributed puts before each line of a rank', () => {
+    // vllm/v0130-torchrun-rank-prefix-pydantic-unsupported-arch (a LightRFT planning document quoting a torchrun log).
+    expect(norm('[rank5]:     vllm_engine = LLM(').message).toBe('    vllm_engine = LLM(');
+    // PyTorch's own C++ warnings glue the prefix to their header: left alone (a benign rule reads them whole).
+    // sglang/full-sglang-2025-12-ascend-dp-attention-16rank-ready (shun8686/for_debug, sglang.log).
+    const cpp = '[rank7]:[W1217 01:28:11.167051571 compiler_depend.ts:83] Warning: [Check][offset] Check input storage_offset[%ld] = 0 failed, result is untrustworthy128 (function operator())';
+    expect(norm(cpp).message).toBe(cpp);
+  });
 });
