@@ -181,6 +181,11 @@ export class TargetJudge {
     return this.healthRule.unhealthy !== null;
   }
 
+  /** Whether the ready server has answered a health check since its ready line. */
+  get answered(): boolean {
+    return this.healthRule.answeredSinceReady;
+  }
+
   /** Line counts since start (the metrics exporter reads them at scrape time). */
   lineCounts(): ReturnType<PhaseMachine['lineCounts']> {
     return this.machine.lineCounts();
@@ -404,6 +409,11 @@ export class TargetJudge {
     }
     if (prev?.alive === true && !o.alive && this.unit === null) {
       this.signal({ type: 'exited', detail: `process ${prev.pid ?? '?'} exited` }, o.at);
+    } else if (prev?.alive !== true && !o.alive && this.unit === null && o.pid !== null && this.machine.holdsCause) {
+      // Found dead at the first look (a load that failed in milliseconds, between two samples): its
+      // end counts only once the logs said why, since a PID file left from an earlier run proves
+      // nothing alone; and the log's own last line (llama.cpp's "exiting due to ...") may be lost.
+      this.signal({ type: 'exited', detail: `process ${o.pid} exited` }, o.at);
     }
   }
 
@@ -602,7 +612,13 @@ export class TargetJudge {
     if (phase === 'ready') {
       const lost = this.healthRule.unhealthy;
       if (lost !== null) return { ready: false, reason: `unhealthy: ${lost.detail}` };
-      if (!this.config.smoke.enabled) return { ready: true, reason: 'ready (smoke canary disabled)' };
+      // Without the canary nothing else proves the server answers: llama.cpp prints "model loaded"
+      // while /health still answers 503 "Loading model", vLLM its ready line before it listens.
+      if (!this.config.smoke.enabled) {
+        return this.healthRule.answeredSinceReady
+          ? { ready: true, reason: 'ready (smoke canary disabled)' }
+          : { ready: false, reason: `ready, waiting for ${this.config.healthPath ?? this.profile.healthPath} to answer 200 (smoke canary disabled)` };
+      }
       const v = gateVerdict(this.currentGate(), this.canaryRunning, this.gateOptions());
       return { ready: v.verified, reason: v.reason };
     }
