@@ -176,13 +176,15 @@ describeRealLlamaServer('modelwatch run watching the real llama-server (log file
   it('a 1.1 GB load: starting, loading with /health 503 "Loading model", ready; SIGSTOP once ready is unhealthy (gate 503), SIGCONT healthy again; killed and started again with the same PID file and port: exactly one new attempt', async () => {
     const model = await bigModel;
     const rec = record(mw(), 'load');
-    const bodies: { status: number; body: string }[] = [];
+    const bodies: { path: string; status: number; body: string }[] = [];
     const polling = { on: true };
     const poll = (async (): Promise<void> => {
       while (polling.on) {
         try {
-          const res = await fetch(`http://127.0.0.1:${ports['load']}/health`);
-          bodies.push({ status: res.status, body: await res.text() });
+          for (const path of ['/health', '/v1/models']) {
+            const res = await fetch(`http://127.0.0.1:${ports['load']}${path}`);
+            bodies.push({ path, status: res.status, body: await res.text() });
+          }
         } catch {
           // Not listening yet.
         }
@@ -194,7 +196,10 @@ describeRealLlamaServer('modelwatch run watching the real llama-server (log file
     polling.on = false;
     await poll;
     // What the real server answered while it loaded, and what modelwatch made of it.
-    expect(bodies.some((b) => b.status === 503 && (JSON.parse(b.body) as { error?: { message?: string } }).error?.message === 'Loading model')).toBe(true);
+    const loadingModel = (b: { status: number; body: string }): boolean => b.status === 503 && (JSON.parse(b.body) as { error?: { message?: string } }).error?.message === 'Loading model';
+    expect(bodies.some((b) => b.path === '/health' && loadingModel(b))).toBe(true);
+    // /v1/models too (the simulator's llama.cpp loading mode answers the same: simulator-vs-llama-server.test.ts).
+    expect(bodies.some((b) => b.path === '/v1/models' && loadingModel(b))).toBe(true);
     expect(rec.samples.some((x) => loadingPhases.includes(x.phase) && x.health?.status === 503)).toBe(true);
     expect(s.phases.map((p) => p.phase)).toEqual(['starting', 'loading_weights', 'warming_up', 'ready']);
     const at = s.phases.map((p) => Date.parse(p.at ?? ''));
