@@ -314,11 +314,12 @@ export class TargetJudge {
     if (at !== undefined) this.lastLine = { at, arrived: now };
     const version = this.machine.engineVersion;
     const before = this.machine.progressAt;
+    const phaseBefore = this.machine.current;
     this.handle(this.machine.observeLine(o.line, at, o.invocation));
     if (this.machine.progressAt !== before) this.lastProgress = 'a log line';
     // Lines a journal or log driver stamped on receipt tell a block-buffered stdout by bursts.
     if (o.at !== undefined && o.backlog !== true && this.buffering.observe(o.at, this.machine.lineOwnTime, o.cursor, o.line.length)) this.onBuffered(o.at);
-    this.learnIdentity(o.line, version);
+    this.learnIdentity(o.line, version, phaseBefore);
     this.followIdentity();
     const hints = hintsFromLine(o.line);
     if (hints !== null) this.lineHints = mergeHints(this.lineHints, hints);
@@ -655,8 +656,8 @@ export class TargetJudge {
 
   // Identity, fingerprint, learned figures
 
-  private learnIdentity(line: string, versionBefore: string | null): void {
-    const phase = this.phase;
+  /** What a start-up line says is loaded; `phase` is the phase before it (llama.cpp names its model on the line that begins loading_weights). */
+  private learnIdentity(line: string, versionBefore: string | null, phase: Phase): void {
     let changed = this.machine.engineVersion !== versionBefore;
     if ((phase === 'starting' || phase === 'down') && !identityComplete(this.identityLogs)) {
       const found = identityFromLine(this.profile, line, this.identityLogs);

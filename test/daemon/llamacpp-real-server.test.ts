@@ -1,8 +1,9 @@
 // The runtime on what the real llama-server does (../shared/engines/llama.cpp, seen end to end in
 // test/e2e/llama-server-run.test.ts): a load that fails in milliseconds is gone before the process
 // source first reads its PID file, its logger may lose the last lines at exit (the shared capture
-// crash-port-in-use.log has no "exiting due to HTTP server error"), and it prints "model loaded"
-// while /health still answers 503 "Loading model".
+// crash-port-in-use.log has no "exiting due to HTTP server error"), it prints "model loaded"
+// while /health still answers 503 "Loading model", and at its default verbosity the only line that
+// names the model is the one that begins loading_weights.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -63,6 +64,12 @@ describe('the runtime on the real llama-server', () => {
     expect(r.t.phase).toBe('loading_weights');
     r.proc(2100, 31340, true);
     expect(r.t.status()).toMatchObject({ phase: 'loading_weights', attempt: 1, crash: null });
+  });
+
+  it('reads the model from "load_model: loading model \'PATH\'", the line that begins loading_weights (a log file gives no command line)', () => {
+    const r = runtime();
+    r.lines(1400, fixture('real-2026-ready-medium-no-mmap.log'));
+    expect(r.t.status().fingerprint).toMatchObject({ model: '/models/medium-random-llama.gguf' });
   });
 
   it('with the canary off, the gate waits for /health to answer 200 after "model loaded", which llama.cpp prints while it still answers 503', () => {
