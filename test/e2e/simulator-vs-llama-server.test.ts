@@ -184,6 +184,12 @@ const cases: Case[] = [
     },
   },
   {
+    name: 'GET of the chat endpoint',
+    real: captured(ready, 'GET', '/v1/chat/completions'),
+    sim: {},
+    differs: { status: 405, contentType: 'application/json', why: 'llama.cpp answers a method it does not route with 404 File Not Found, FastAPI (vLLM) with 405 {"detail":"Method Not Allowed"}' },
+  },
+  {
     name: 'an unknown path (404)',
     real: captured(ready, 'GET', '/no/such/path'),
     sim: {},
