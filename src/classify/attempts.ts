@@ -54,6 +54,12 @@ export interface RunnerEvidence {
 const same: AttemptDecision = { kind: 'same' };
 /** How far from its unit's start time an invocation's first line may be and still show that start. */
 const startSlackMs = 60_000;
+/**
+ * How long after its process started (or a health check first answered) a start banner may arrive
+ * and still be that start, delivered late by a log follower that lags (`tail -F` polls a file that
+ * did not exist yet once a second; `docker logs -f`) while a fast server already answers.
+ */
+const lateBannerMs = 5_000;
 const stale: AttemptDecision = { kind: 'stale' };
 /** How many replaced invocations are remembered (late lines of older ones are rare). */
 const retiredKept = 16;
@@ -71,6 +77,8 @@ export class AttemptLedger {
   private replaced: AttemptIdentity | null = null;
   /** When the runner of the attempt in progress started, as its unit or process said. */
   private runnerStartedAt: number | null = null;
+  /** When the attempt in progress began, as what opened it said. */
+  private openedAt: number | null = null;
   private readonly retired: string[] = [];
   private unseenSeq = 0;
 
@@ -113,8 +121,18 @@ export class AttemptLedger {
       if (banner && bannerRestarts) return this.open({ invocation, pid: cur.pid, at, startSeen: at !== null, openedBy: 'banner', fresh: true });
       return same;
     }
+    if (banner && cur !== null && bannerRestarts && this.lateBanner(cur, at)) return same;
     if (banner && (cur === null || bannerRestarts)) return this.open({ invocation: null, pid: null, at, startSeen: at !== null, openedBy: 'banner' });
     return same;
+  }
+
+  /**
+   * A banner that comes just after a process or a health check opened the attempt is that start's
+   * own first line, arriving late. A process that restarts shows itself by its new PID.
+   */
+  private lateBanner(cur: AttemptIdentity, at: number | null): boolean {
+    if (cur.invocation !== null || (cur.openedBy !== 'process' && cur.openedBy !== 'health')) return false;
+    return at !== null && this.openedAt !== null && at >= this.openedAt && at - this.openedAt <= lateBannerMs;
   }
 
   /**
@@ -213,6 +231,7 @@ export class AttemptLedger {
     this.replaced = this.current;
     this.current = identity;
     this.runnerStartedAt = o.openedBy === 'unit' || o.openedBy === 'process' ? o.at : null;
+    this.openedAt = o.at;
     return { kind: 'new', identity };
   }
 

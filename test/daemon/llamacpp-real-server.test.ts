@@ -16,11 +16,8 @@ const T0 = Date.parse('2026-12-01T09:00:00Z');
 const fixture = (name: string): string[] =>
   readFileSync(join(import.meta.dirname, '..', 'fixtures', 'logs', 'llamacpp', name), 'utf8').split('\n').filter((l) => l !== '' && !l.startsWith('# '));
 
-function runtime(smoke = false) {
-  const r = validateConfigText(
-    `targets:\n  llama:\n    engine: llamacpp\n    url: http://127.0.0.1:8080\n    logs: { file: { path: /var/log/llama.log } }\n    process: { pidFile: /run/llama.pid }\n    smoke: { enabled: ${String(smoke)} }\n`,
-    't.yaml',
-  );
+function runtime(smoke = false, source = 'logs: { file: { path: /var/log/llama.log } }\n    process: { pidFile: /run/llama.pid }') {
+  const r = validateConfigText(`targets:\n  llama:\n    engine: llamacpp\n    url: http://127.0.0.1:8080\n    ${source}\n    smoke: { enabled: ${String(smoke)} }\n`, 't.yaml');
   const cfg = r.config?.targets['llama'];
   if (cfg === undefined) throw new Error(String(r.problems));
   let now = T0;
@@ -28,8 +25,8 @@ function runtime(smoke = false) {
   const at = (ms: number): number => (now = T0 + ms);
   const lines = (ms: number, text: readonly string[]): void => { for (const line of text) t.observe({ kind: 'log', target: 'llama', at: undefined, line }); void at(ms); };
   /** A sample of the process source: the PID file's process, alive or not. */
-  const proc = (ms: number, pid: number, alive: boolean): void => {
-    t.observe({ kind: 'process', target: 'llama', at: at(ms), pid, alive, cpuSeconds: alive ? 0.2 : 0, rssBytes: alive ? 9e6 : 0, pids: alive ? [pid] : [], via: 'pid_file', startedAt: null });
+  const proc = (ms: number, pid: number, alive: boolean, startedAt: number | null = null): void => {
+    t.observe({ kind: 'process', target: 'llama', at: at(ms), pid, alive, cpuSeconds: alive ? 0.2 : 0, rssBytes: alive ? 9e6 : 0, pids: alive ? [pid] : [], via: 'pid_file', startedAt });
   };
   const health = (ms: number, status: number): void => { t.observe({ kind: 'health', target: 'llama', at: at(ms), status, durationMs: 1, error: status === 0 ? 'ECONNREFUSED' : undefined }); };
   return { t, at, lines, proc, health };
@@ -64,6 +61,21 @@ describe('the runtime on the real llama-server', () => {
     expect(r.t.phase).toBe('loading_weights');
     r.proc(2100, 31340, true);
     expect(r.t.status()).toMatchObject({ phase: 'loading_weights', attempt: 1, crash: null });
+  });
+
+  it('a server found by its port and answering 200 before `tail -F` delivers its start lines (a second late): one attempt, not two; a new PID is the next', () => {
+    const r = runtime(true, "logs: { command: { argv: [tail, -F, /var/log/llama.log] } }\n    process: { port: 8080 }");
+    r.t.observe({ kind: 'caught_up', source: 'command', target: 'llama', at: T0, invocation: undefined, entries: 0 });
+    r.proc(100, 5000, true, T0 + 50);
+    r.health(150, 200);
+    expect(r.t.status()).toMatchObject({ phase: 'ready', attempt: 1 });
+    r.lines(1150, fixture('real-2026-ready-tiny-canary-requests.log'));
+    expect(r.t.status()).toMatchObject({ phase: 'ready', attempt: 1, crash: null });
+    // Killed and started again: the new process is the new attempt, and its banner joins it.
+    r.proc(3000, 5000, false);
+    r.proc(5000, 5001, true, T0 + 4000);
+    r.lines(5200, fixture('real-2026-ready-tiny-canary-requests.log').slice(0, 12));
+    expect(r.t.attempt).toBe(2);
   });
 
   it('reads the model from "load_model: loading model \'PATH\'", the line that begins loading_weights (a log file gives no command line)', () => {
