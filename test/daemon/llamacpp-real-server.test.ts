@@ -71,6 +71,13 @@ describe('the runtime on the real llama-server', () => {
     expect(r.t.status()).toMatchObject({ phase: 'ready', attempt: 1 });
     r.lines(1150, fixture('real-2026-ready-tiny-canary-requests.log'));
     expect(r.t.status()).toMatchObject({ phase: 'ready', attempt: 1, crash: null });
+    // The same when the health check answered first and the process was found after it.
+    const h = runtime(true, "logs: { command: { argv: [tail, -F, /var/log/llama.log] } }\n    process: { port: 8080 }");
+    h.t.observe({ kind: 'caught_up', source: 'command', target: 'llama', at: T0, invocation: undefined, entries: 0 });
+    h.health(150, 200);
+    h.proc(900, 5000, true, T0 + 50);
+    h.lines(1150, fixture('real-2026-ready-tiny-canary-requests.log'));
+    expect(h.t.status()).toMatchObject({ phase: 'ready', attempt: 1 });
     // Killed and started again: the new process is the new attempt, and its banner joins it.
     r.proc(3000, 5000, false);
     r.proc(5000, 5001, true, T0 + 4000);
