@@ -57,7 +57,7 @@ describeRealLlamaServer('modelwatch run watching the real llama-server (log file
       'targets:',
       fileTarget('load'),
       fileTarget('hang', '    stallBudgets: { starting: 2s, loading_weights: 2s, warming_up: 2s }\n'),
-      // The command source runs an argv, never a shell: tail follows the file across its creation.
+      // The command source runs an argv, never a shell: tail -F follows the file (across rotation too).
       `  canary:\n    engine: llamacpp\n    url: http://127.0.0.1:${ports['canary']}\n    logs: { command: { argv: [tail, -F, -n, '+1', ${log('canary')}] } }\n    process: { port: ${ports['canary']} }\n` +
         '    smoke: { enabled: true, timeout: 30s, retryWindow: 0s }\n',
       ...['missing', 'truncated', 'portinuse', 'ctxbig', 'badflag'].map((t) => fileTarget(t)),
@@ -176,7 +176,14 @@ describeRealLlamaServer('modelwatch run watching the real llama-server (log file
     expect(p.process?.pid).toBe(server.pid);
     expect(p.process?.alive).toBe(true);
     expect(p.process?.rssBytes).toBeGreaterThan(8 * 1024 * 1024);
-    expect(metricValue(await mw().metrics(), 'modelwatch_process_cpu_seconds_total{target="canary"}')).toBeGreaterThan(0);
+    // The counter adds what each sample adds to the one before (a restarted tree never takes it back): two samples.
+    const deadline = Date.now() + 10_000;
+    let cpu = 0;
+    while (cpu === 0 && Date.now() < deadline) {
+      cpu = metricValue(await mw().metrics(), 'modelwatch_process_cpu_seconds_total{target="canary"}') ?? 0;
+      if (cpu === 0) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(cpu).toBeGreaterThan(0);
     expect(metricValue(await mw().metrics(), 'modelwatch_ready{target="canary"}')).toBe(0);
   }, 60_000);
 

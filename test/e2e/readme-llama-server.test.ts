@@ -52,8 +52,9 @@ describeRealLlamaServer("the README's real llama-server in two commands", () => 
     try {
       const code = await exited;
       expect(out).toMatch(/llamacpp: new load attempt 1$/m);
-      expect(out).toMatch(/llamacpp: phase loading_weights \(starting took \d+s\)$/m);
-      expect(out).toMatch(/phase ready/);
+      // The live view redraws at most every 250 ms (a 70 ms load may show as one step); the summary has every phase.
+      expect(out).toMatch(/llamacpp: phase ready/);
+      expect(out).toMatch(/Phases: starting \d+s, loading_weights \d+s, warming_up \d+s;/);
       expect(out).toMatch(/canary failed \(ready\): FAIL capital/);
       expect(out).not.toMatch(/\bPASS\b/);
       expect(out).toMatch(/gate closed: smoke canary failed: /);
