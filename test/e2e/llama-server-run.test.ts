@@ -15,6 +15,8 @@ import { describeRealLlamaServer, freePort, lineIn, llamaModel, makeModel, spawn
 import { metricValue, record, startDaemon, waitFor, type Daemon, type Status } from './daemon.js';
 
 const loadingPhases = ['starting', 'loading_weights', 'compiling', 'warming_up'];
+/** Tests that need the 1.1 GB model may wait for it first: about 10 s to make alone, three times that with the whole suite running. */
+const modelWait = 90_000;
 
 describeRealLlamaServer('modelwatch run watching the real llama-server (log file, tail -F command, /health, PID file and port)', () => {
   let dir = '';
@@ -148,7 +150,7 @@ describeRealLlamaServer('modelwatch run watching the real llama-server (log file
     expect(s.crash?.hint).toContain('-c/--ctx-size');
     // The allocator's own line, the one that gives the size, is kept in the context around the root cause.
     expect(s.crash?.context.join('\n')).toMatch(/ggml_aligned_malloc: insufficient memory \(attempted to allocate \d+\.\d+ MB\)/);
-  });
+  }, modelWait);
 
   it('the random model followed through `tail -F` (a command), found by its port: ready, every canary probe fails with garbage or a server error, the gate stays closed (503 with the reason), its process tree\'s CPU and memory read', async () => {
     // The command source takes what a command prints in its first moments for a replayed backlog;
@@ -242,7 +244,7 @@ describeRealLlamaServer('modelwatch run watching the real llama-server (log file
     expect(Math.max(...samples.map((x) => x.attempt))).toBe(2);
     const loads = ((await mw().get('/api/v1/targets/load/loads')).body as { loads: { attempt: number }[] }).loads;
     expect(loads.map((l) => l.attempt).sort()).toEqual([1, 2]);
-  }, 60_000);
+  }, modelWait);
 
   it('a load frozen with SIGSTOP while it reads the weights: flagged stalled in loading_weights at its 2 s budget; SIGCONT lets it finish and clears the flag', async () => {
     const model = await bigModel;
@@ -260,5 +262,5 @@ describeRealLlamaServer('modelwatch run watching the real llama-server (log file
     const after = await waitFor(mw(), 'hang', (x) => x.phase === 'ready', 20_000, 'ready after SIGCONT');
     expect(after.stalled).toBe(false);
     expect(after.attempt).toBe(1);
-  }, 40_000);
+  }, modelWait);
 }, { modelMaker: true });
