@@ -35,6 +35,7 @@ const tools = [
   { tool: 'chromium', what: 'the status page in a browser', present: () => existsSync('/usr/bin/chromium'), pkg: 'chromium' },
   { tool: 'systemd-analyze', what: 'the systemd unit', present: () => runs('systemd-analyze', ['--version']), pkg: 'systemd' },
   { tool: 'openssl', what: 'TLS', present: () => runs('openssl', ['version']), pkg: 'openssl' },
+  { tool: 'python3-numpy', what: 'the random models of the real llama-server tests', present: () => runs('python3', ['-c', 'import numpy']), pkg: 'python3-numpy' },
 ];
 if (skipped > 0) {
   const missing = tools.filter((t) => !t.present());

@@ -54,6 +54,12 @@ export interface RunnerEvidence {
 const same: AttemptDecision = { kind: 'same' };
 /** How far from its unit's start time an invocation's first line may be and still show that start. */
 const startSlackMs = 60_000;
+/**
+ * How long after its main process started a start banner may arrive and still be that process's
+ * start, delivered late by a log follower that lags (`tail -F` polls a file that did not exist yet
+ * once a second; `docker logs -f`) while a fast server was already found and answers.
+ */
+const lateBannerMs = 5_000;
 const stale: AttemptDecision = { kind: 'stale' };
 /** How many replaced invocations are remembered (late lines of older ones are rare). */
 const retiredKept = 16;
@@ -71,6 +77,8 @@ export class AttemptLedger {
   private replaced: AttemptIdentity | null = null;
   /** When the runner of the attempt in progress started, as its unit or process said. */
   private runnerStartedAt: number | null = null;
+  /** When the main process of the attempt in progress started, when the process source said it. */
+  private pidStartedAt: number | null = null;
   private readonly retired: string[] = [];
   private unseenSeq = 0;
 
@@ -113,8 +121,19 @@ export class AttemptLedger {
       if (banner && bannerRestarts) return this.open({ invocation, pid: cur.pid, at, startSeen: at !== null, openedBy: 'banner', fresh: true });
       return same;
     }
+    if (banner && cur !== null && bannerRestarts && this.lateBanner(cur, at)) return same;
     if (banner && (cur === null || bannerRestarts)) return this.open({ invocation: null, pid: null, at, startSeen: at !== null, openedBy: 'banner' });
     return same;
+  }
+
+  /**
+   * A banner that comes just after the attempt's main process started is that process's own first
+   * line, arriving late (the process found, or a health check answered, before it). A server that
+   * restarts shows itself by a new process.
+   */
+  private lateBanner(cur: AttemptIdentity, at: number | null): boolean {
+    if (cur.invocation !== null || cur.pid === null || this.pidStartedAt === null || at === null) return false;
+    return at >= this.pidStartedAt && at - this.pidStartedAt <= lateBannerMs;
   }
 
   /**
@@ -213,6 +232,7 @@ export class AttemptLedger {
     this.replaced = this.current;
     this.current = identity;
     this.runnerStartedAt = o.openedBy === 'unit' || o.openedBy === 'process' ? o.at : null;
+    this.pidStartedAt = o.pid === null ? null : (o.pidStartedAt ?? null);
     return { kind: 'new', identity };
   }
 
@@ -224,6 +244,7 @@ export class AttemptLedger {
     const pid = more.pid ?? cur.pid;
     const better = keyOf(invocation, pid, more.pidStartedAt ?? null, null);
     const keep = cur.key.startsWith('invocation:') || (cur.key.startsWith('process:') && invocation === null);
+    if (more.pid !== undefined && more.pid !== null && more.pid !== cur.pid) this.pidStartedAt = more.pidStartedAt ?? null;
     this.current = { ...cur, invocation, pid, key: keep || better === null ? cur.key : better };
   }
 

@@ -230,6 +230,11 @@ export class PhaseMachine {
     return this.crash;
   }
 
+  /** Whether causal error lines that nothing answered yet are held (the cause of a crash to come). */
+  get holdsCause(): boolean {
+    return this.candidates.length > 0 && this.phase !== 'crashed';
+  }
+
   /** Replaces stall budgets (as learned from past loads); the next line or tick judges by them. */
   setStallBudgets(budgets: Partial<Record<LoadingPhase, number>>): void {
     for (const phase of loadingPhases) {
@@ -322,7 +327,9 @@ export class PhaseMachine {
         if (this.phase === 'ready') this.enterCrash(s.detail, at, events, { reason: s.reason ?? 'unknown' });
         break;
       case 'exited':
-        if (this.loading || this.phase === 'ready') this.enterCrash(s.detail, at, events, { reason: s.reason ?? 'unknown' });
+        // A process that died before any line opened its attempt (llama.cpp given a bad flag prints
+        // one error line and exits) crashed of what that line said.
+        if (this.loading || this.phase === 'ready' || (this.phase === 'down' && this.candidates.length > 0)) this.enterCrash(s.detail, at, events, { reason: s.reason ?? 'unknown' });
         break;
       case 'stopped':
         // A planned stop ends the attempt; it is no crash, and the server is down until it starts again.

@@ -5,7 +5,7 @@ export const remediation: Readonly<Record<CrashReason, string>> = {
   cuda_oom:
     'GPU memory ran out: lower --gpu-memory-utilization or --max-num-seqs, raise tensor parallelism, or use a smaller quantization.',
   kv_cache_insufficient:
-    'Too little memory is left for the KV cache: lower --max-model-len or raise --gpu-memory-utilization (SGLang: --mem-fraction-static).',
+    'Too little memory is left for the KV cache of the context asked for: lower --max-model-len or raise --gpu-memory-utilization (SGLang: --mem-fraction-static; llama.cpp: lower -c/--ctx-size).',
   gpu_memory_occupied:
     'Another process holds GPU memory at start: find it with nvidia-smi --query-compute-apps and stop it, or lower --gpu-memory-utilization.',
   nccl_error:

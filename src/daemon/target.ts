@@ -77,9 +77,9 @@ export class TargetRuntime {
     return this.judge.clock;
   }
 
-  /** The health-check interval that fits the phase: fast while loading, slower once ready. */
+  /** The health-check interval that fits the phase: fast while loading, slower once ready and answering. */
   healthIntervalMs(loading: number, ready: number): number {
-    return this.phase === 'ready' && !this.judge.unhealthy ? ready : loading;
+    return this.phase === 'ready' && !this.judge.unhealthy && this.judge.answered ? ready : loading;
   }
 
   /** Applies one observation meant for this target (or the whole host). */

@@ -61,6 +61,11 @@ export class HealthRule {
     return this.state;
   }
 
+  /** Whether the server answered a check (200) since it became ready. */
+  get answeredSinceReady(): boolean {
+    return this.ready && this.answered;
+  }
+
   /** Starts over at a transition; `answered` when a check that answered made it. */
   transition(readyNow: boolean, at: number, answered: boolean): void {
     this.ready = readyNow;

@@ -181,6 +181,11 @@ export class TargetJudge {
     return this.healthRule.unhealthy !== null;
   }
 
+  /** Whether the ready server has answered a health check since its ready line. */
+  get answered(): boolean {
+    return this.healthRule.answeredSinceReady;
+  }
+
   /** Line counts since start (the metrics exporter reads them at scrape time). */
   lineCounts(): ReturnType<PhaseMachine['lineCounts']> {
     return this.machine.lineCounts();
@@ -309,11 +314,12 @@ export class TargetJudge {
     if (at !== undefined) this.lastLine = { at, arrived: now };
     const version = this.machine.engineVersion;
     const before = this.machine.progressAt;
+    const phaseBefore = this.machine.current;
     this.handle(this.machine.observeLine(o.line, at, o.invocation));
     if (this.machine.progressAt !== before) this.lastProgress = 'a log line';
     // Lines a journal or log driver stamped on receipt tell a block-buffered stdout by bursts.
     if (o.at !== undefined && o.backlog !== true && this.buffering.observe(o.at, this.machine.lineOwnTime, o.cursor, o.line.length)) this.onBuffered(o.at);
-    this.learnIdentity(o.line, version);
+    this.learnIdentity(o.line, version, phaseBefore);
     this.followIdentity();
     const hints = hintsFromLine(o.line);
     if (hints !== null) this.lineHints = mergeHints(this.lineHints, hints);
@@ -404,6 +410,11 @@ export class TargetJudge {
     }
     if (prev?.alive === true && !o.alive && this.unit === null) {
       this.signal({ type: 'exited', detail: `process ${prev.pid ?? '?'} exited` }, o.at);
+    } else if (prev?.alive !== true && !o.alive && this.unit === null && o.pid !== null && this.machine.holdsCause) {
+      // Found dead at the first look (a load that failed in milliseconds, between two samples): its
+      // end counts only once the logs said why, since a PID file left from an earlier run proves
+      // nothing alone; and the log's own last line (llama.cpp's "exiting due to ...") may be lost.
+      this.signal({ type: 'exited', detail: `process ${o.pid} exited` }, o.at);
     }
   }
 
@@ -602,7 +613,13 @@ export class TargetJudge {
     if (phase === 'ready') {
       const lost = this.healthRule.unhealthy;
       if (lost !== null) return { ready: false, reason: `unhealthy: ${lost.detail}` };
-      if (!this.config.smoke.enabled) return { ready: true, reason: 'ready (smoke canary disabled)' };
+      // Without the canary nothing else proves the server answers: llama.cpp prints "model loaded"
+      // while /health still answers 503 "Loading model", vLLM its ready line before it listens.
+      if (!this.config.smoke.enabled) {
+        return this.healthRule.answeredSinceReady
+          ? { ready: true, reason: 'ready (smoke canary disabled)' }
+          : { ready: false, reason: `ready, waiting for ${this.config.healthPath ?? this.profile.healthPath} to answer 200 (smoke canary disabled)` };
+      }
       const v = gateVerdict(this.currentGate(), this.canaryRunning, this.gateOptions());
       return { ready: v.verified, reason: v.reason };
     }
@@ -639,8 +656,8 @@ export class TargetJudge {
 
   // Identity, fingerprint, learned figures
 
-  private learnIdentity(line: string, versionBefore: string | null): void {
-    const phase = this.phase;
+  /** What a start-up line says is loaded; `phase` is the phase before it (llama.cpp names its model on the line that begins loading_weights). */
+  private learnIdentity(line: string, versionBefore: string | null, phase: Phase): void {
     let changed = this.machine.engineVersion !== versionBefore;
     if ((phase === 'starting' || phase === 'down') && !identityComplete(this.identityLogs)) {
       const found = identityFromLine(this.profile, line, this.identityLogs);

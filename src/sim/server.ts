@@ -15,7 +15,8 @@ export const simModes = ['loading', 'loading-503', 'ready', 'dead', 'slow', 'hug
 /**
  * How the simulated server behaves:
  * - `loading`: vLLM, SGLang and TGI while loading: the port is not listening, every connection is refused;
- * - `loading-503`: llama.cpp while loading: 503 `{"error":{"message":"Loading model",...}}` except on `/v1/models`;
+ * - `loading-503`: llama.cpp while loading: 503 `{"error":{"message":"Loading model",...}}` on every path,
+ *   `/v1/models` included (as the real 2026 llama-server answers: test/fixtures/llama-server/responses.json);
  * - `ready`: `/health` 200 with an empty body, `/v1/models` and `/v1/chat/completions` answer;
  * - `dead`: vLLM after its engine died: `/health` 503 with an empty body;
  * - `slow`: every answer (ready's) comes after `slowMs`;
@@ -591,15 +592,10 @@ export async function startSimServer(options: SimServerOptions = {}): Promise<Si
       case 'reset':
         req.socket.resetAndDestroy();
         return;
-      case 'loading-503': {
-        const path = new URL(req.url ?? '/', 'http://sim').pathname;
-        if (path === '/v1/models' || path === '/models') models(res);
-        else {
-          res.writeHead(503, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(loadingBody) });
-          res.end(loadingBody);
-        }
+      case 'loading-503':
+        res.writeHead(503, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(loadingBody) });
+        res.end(loadingBody);
         return;
-      }
       case 'ready':
         route(req, res, false);
         return;

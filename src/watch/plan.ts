@@ -65,7 +65,8 @@ export const watchFlagsUsage = `  --unit UNIT          the systemd unit that run
                        nerdctl); engine, URL and model from its command and published port
   --gpus LIST          the server's GPUs: indexes or UUIDs, comma-separated (default: all)
   --model NAME         the model the canary asks for (default: the first of /v1/models)
-  --no-canary          no smoke canary: ready is not verified, the gate opens at ready
+  --no-canary          no smoke canary: ready is not verified, the gate opens at ready (once
+                       /health answers 200)
   --api-key-env NAME   the variable that holds the server's API key (vllm --api-key), for the canary
   --api-key-file PATH  the file that holds it
   --notify [KIND:]URL  send load events there (repeatable; KIND webhook, slack or ntfy, guessed from

@@ -111,12 +111,12 @@ describe('startSimServer', () => {
     expect(server.chatRequests.map((r) => r.authorization)).toEqual([undefined, 'Bearer k']);
   });
 
-  it('loading-503: llama.cpp body on /health, /v1/models still answers', async () => {
+  it('loading-503: llama.cpp body on /health and on /v1/models too (as the real 2026 llama-server answers while loading)', async () => {
     server = await startSimServer({ mode: 'loading-503' });
     const health = await get(`${server.url}/health`);
     expect(health.status).toBe(503);
     expect(health.text).toBe('{"error":{"message":"Loading model","type":"unavailable_error","code":503}}');
-    expect((await get(`${server.url}/v1/models`)).status).toBe(200);
+    expect(await get(`${server.url}/v1/models`)).toEqual(health);
   });
 
   it('dead: /health 503 with an empty body', async () => {

@@ -1,15 +1,22 @@
 // The real llama.cpp server for tests: where its binary is, a way to start it on a free loopback
 // port with the random-weight model, and a describe() that skips with a clear message when the
 // binary is absent, except under CI (env CI set), where the tests must run and an absent binary fails.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { accessSync, closeSync, constants, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { delimiter, join, resolve } from 'node:path';
 import { describe, it } from 'vitest';
 
 const repo = resolve(import.meta.dirname, '..', '..');
-/** `../shared/engines/llama.cpp` of the repository (a symlink in worktrees). */
-export const llamaEngineDir = resolve(repo, '..', 'shared', 'engines', 'llama.cpp');
+/**
+ * The directory of the real llama.cpp server, its models and captures: `$MODELWATCH_LLAMA_DIR`
+ * when set (CI sets it: a clean clone need not sit beside `shared/`), else
+ * `../shared/engines/llama.cpp` of the repository (a symlink in worktrees).
+ */
+export const llamaEngineDir = ((): string => {
+  const given = process.env['MODELWATCH_LLAMA_DIR'];
+  return given !== undefined && given !== '' ? resolve(given) : resolve(repo, '..', 'shared', 'engines', 'llama.cpp');
+})();
 /** The 9 MB random-weight model of that directory. */
 export const llamaModel = join(llamaEngineDir, 'models', 'tiny-random-llama.gguf');
 
@@ -22,7 +29,7 @@ function executable(path: string): boolean {
   }
 }
 
-/** The llama-server binary: `../shared/engines/llama.cpp/bin/llama-server`, else `$LLAMA_SERVER`, else one on PATH; null when none. */
+/** The llama-server binary: `bin/llama-server` of {@link llamaEngineDir}, else `$LLAMA_SERVER`, else one on PATH; null when none. */
 export function findLlamaServer(env: NodeJS.ProcessEnv = process.env, bundled = join(llamaEngineDir, 'bin', 'llama-server')): string | null {
   if (executable(bundled)) return bundled;
   const given = env['LLAMA_SERVER'];
@@ -46,26 +53,45 @@ const modelThere = ((): boolean => {
 /** Why the real-server tests cannot run here, or null when they can. */
 export const llamaServerMissing: string | null =
   binary === null
-    ? `no llama-server binary (looked for ${join(llamaEngineDir, 'bin', 'llama-server')}, $LLAMA_SERVER and PATH)`
+    ? `no llama-server binary (looked for ${join(llamaEngineDir, 'bin', 'llama-server')} (set MODELWATCH_LLAMA_DIR to the engine directory), $LLAMA_SERVER and PATH)`
     : !modelThere
       ? `no model at ${llamaModel}`
       : null;
 
+const makeModelScript = join(llamaEngineDir, 'make-model', 'make_tiny_gguf.py');
+let makerChecked: boolean | undefined;
+
+/**
+ * Why larger random models cannot be made here (`make-model/make_tiny_gguf.py` needs python3 with
+ * numpy: Debian `python3-numpy`), or null when they can.
+ */
+export function modelMakerMissing(): string | null {
+  try {
+    accessSync(makeModelScript, constants.R_OK);
+  } catch {
+    return `no ${makeModelScript}`;
+  }
+  makerChecked ??= spawnSync('python3', ['-c', 'import numpy'], { stdio: 'ignore', timeout: 20_000 }).status === 0;
+  return makerChecked ? null : 'no python3 with numpy (Debian package python3-numpy), which make_tiny_gguf.py needs';
+}
+
 /**
  * describe() for tests of the real llama-server: skipped with the reason when it is absent, but
- * under CI (env CI set) a failing test instead, since CI must run them.
+ * under CI (env CI set) a failing test instead, since CI must run them. With `modelMaker`, the
+ * tests also need to make larger models (python3 with numpy).
  */
-export function describeRealLlamaServer(name: string, body: () => void): void {
-  if (llamaServerMissing === null) {
+export function describeRealLlamaServer(name: string, body: () => void, options: { readonly modelMaker?: boolean } = {}): void {
+  const missing = llamaServerMissing ?? (options.modelMaker === true ? modelMakerMissing() : null);
+  if (missing === null) {
     describe(name, body);
   } else if (process.env['CI'] !== undefined && process.env['CI'] !== '') {
     describe(name, () => {
       it('has the real llama-server (CI must run these tests)', () => {
-        throw new Error(`the real-server tests cannot run: ${llamaServerMissing}`);
+        throw new Error(`the real-server tests cannot run: ${missing}`);
       });
     });
   } else {
-    describe.skip(`${name} (skipped: ${llamaServerMissing})`, body);
+    describe.skip(`${name} (skipped: ${missing})`, body);
   }
 }
 
@@ -80,7 +106,8 @@ export interface LlamaServer {
   readonly close: () => Promise<void>;
 }
 
-async function freePort(): Promise<number> {
+/** A TCP port nothing listens on now (on 127.0.0.1). */
+export async function freePort(): Promise<number> {
   return new Promise((resolvePort, reject) => {
     const s = createServer();
     s.once('error', reject);
@@ -131,4 +158,101 @@ export async function startLlamaServer(args: readonly string[] = []): Promise<Ll
     await new Promise((r) => setTimeout(r, 50));
   }
   return { url, port, child, log: () => log, close };
+}
+
+/** The shape of a random-weight model (make_tiny_gguf.py's flags). */
+export interface ModelShape {
+  readonly embd: number;
+  readonly layers: number;
+  readonly ff: number;
+}
+
+/**
+ * Writes a random-weight llama model of `shape` with the real vocabulary to `path`, with
+ * make_tiny_gguf.py (deterministic for its seed). Resolves once written; rejects with its stderr.
+ */
+export function makeModel(path: string, shape: ModelShape): Promise<void> {
+  const missing = modelMakerMissing();
+  if (missing !== null) return Promise.reject(new Error(`cannot make a model: ${missing}`));
+  const dir = join(llamaEngineDir, 'make-model');
+  const args = [makeModelScript, join(dir, 'gguf-py'), join(dir, 'ggml-vocab-llama-spm.gguf'), path, '--embd', String(shape.embd), '--layers', String(shape.layers), '--ff', String(shape.ff)];
+  return new Promise((done, fail) => {
+    const child = spawn('python3', args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (d: Buffer) => (err += d.toString('utf8')));
+    child.once('error', fail);
+    child.once('exit', (code) => {
+      if (code === 0) done();
+      else fail(new Error(`make_tiny_gguf.py exited with ${code ?? '?'}: ${err.slice(-2000)}`));
+    });
+  });
+}
+
+/** A llama-server started as a supervisor script starts one. */
+export interface ServerProcess {
+  readonly pid: number;
+  /** Resolves once it exited, with its exit code or signal. */
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Whether it has not exited yet. */
+  running(): boolean;
+  /** Sends a signal (SIGSTOP, SIGCONT, SIGKILL, ...). */
+  signal(sig: NodeJS.Signals): void;
+  /** Ends it (SIGCONT, SIGTERM, then SIGKILL after 3 s) and resolves once it exited. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the real llama-server as `llama-server ARGS >>LOG 2>&1 & echo $! >PIDFILE` would: its
+ * output appended to `logFile` by the kernel (no pipe through this process) and its PID written to
+ * `pidFile` when given. `args` are the whole command line after the binary.
+ */
+export function spawnLlamaServer(options: { readonly args: readonly string[]; readonly logFile: string; readonly pidFile?: string | undefined }): ServerProcess {
+  if (binary === null) throw new Error(`cannot start llama-server: ${llamaServerMissing ?? ''}`);
+  const fd = openSync(options.logFile, 'a');
+  let child: ChildProcess;
+  try {
+    child = spawn(binary, [...options.args], { stdio: ['ignore', fd, fd] });
+  } finally {
+    closeSync(fd);
+  }
+  const pid = child.pid;
+  if (pid === undefined) throw new Error('llama-server did not start');
+  if (options.pidFile !== undefined) writeFileSync(options.pidFile, `${pid}\n`);
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) => {
+    child.once('exit', (code, signal) => { done({ code, signal }); });
+  });
+  const running = (): boolean => child.exitCode === null && child.signalCode === null;
+  return {
+    pid,
+    exited,
+    running,
+    signal: (sig) => {
+      if (running()) child.kill(sig);
+    },
+    stop: async () => {
+      if (!running()) return;
+      child.kill('SIGCONT');
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** Resolves once `file` holds a line matching `pattern` (the line), or rejects after `timeoutMs`. */
+export async function lineIn(file: string, pattern: RegExp, timeoutMs = 20_000): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    let text = '';
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch {
+      // Not written yet.
+    }
+    const hit = text.split('\n').find((l) => pattern.test(l));
+    if (hit !== undefined) return hit;
+    if (Date.now() > deadline) throw new Error(`no line matching ${String(pattern)} in ${file} within ${timeoutMs} ms:\n${text.slice(-2000)}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
 }
