@@ -513,7 +513,7 @@ const targetSchema = z
     role: z.enum(groupRoles, { error: 'expected head or worker' }).optional().describe('head (serves the API; the default in a group) or worker (a node without an API: no URL, no canary)'),
     rank: z.number().int().min(0).max(4095).optional().describe("the node's rank in its group; by default read from the command line (--node-rank) or the logs"),
     nodes: z.number().int().min(1).max(4096).optional().describe('how many nodes the group has; by default its peers plus one, or the command line (--nnodes)'),
-    readyWithin: durationSchema.optional().describe("how long the group may take to become ready, from its first node's start (ModelwatchGroupNotReady); default 1h"),
+    readyWithin: durationSchema.optional().describe("how long the group may take to become ready, from the start of its latest node's load attempt (ModelwatchGroupNotReady); default 1h"),
     peers: z
       .array(peerSchema)
       .max(63)

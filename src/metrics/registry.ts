@@ -62,7 +62,7 @@ export class Metrics {
   private readonly waiting = this.gauge('modelwatch_load_waiting', '1 while a node of a multi-node group waits on another node: its silence is not its own stall.', ['target', 'group']);
   private readonly member = this.gauge('modelwatch_group_member', 'A node of a multi-node group (always 1): its role (head or worker) and, where known, its rank.', ['target', 'group', 'role', 'rank']);
   private readonly groupNodes = this.gauge('modelwatch_group_nodes', 'How many nodes the group of a node has, as that node knows it (configuration, its peers or its command line).', ['target', 'group']);
-  private readonly groupBudget = this.gauge('modelwatch_group_ready_budget_seconds', "How long the group of a node may take to become ready, from its first node's start (readyWithin).", ['target', 'group']);
+  private readonly groupBudget = this.gauge('modelwatch_group_ready_budget_seconds', "How long the group of a node may take to become ready, from the start of its latest node's load attempt (readyWithin).", ['target', 'group']);
   private readonly peerUp = this.gauge('modelwatch_peer_up', "1 when a peer node's modelwatch API answered the last poll of a node of a group.", ['target', 'group', 'peer']);
   private readonly lastLine = this.gauge('modelwatch_last_line_timestamp_seconds', "When a node of a group last read a log line (Unix time), with that line (cut to 160 characters) as its line label; updated at most every 10 s.", ['target', 'group', 'line']);
   private readonly lastLineSeen = new Map<string, string>();
