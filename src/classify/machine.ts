@@ -378,6 +378,14 @@ export class PhaseMachine {
           if (this.waitLine === null) this.clearWaiting(at, events);
         } else if (this.loading) {
           this.waitPeer = { line: s.detail, at: this.waitPeer?.at ?? at };
+          // A stall raised before the daemon learned of the node it waits on was that node's: it
+          // becomes a wait (the peers are read every few seconds, the budget ran out in between).
+          if (this.stalled && this.grouped && this.lastProgressAt !== null) {
+            this.stalled = false;
+            events.push({ type: 'stall_cleared', phase: this.phase, at, attempt: this.attempt });
+            this.waitingFlag = true;
+            events.push({ type: 'waiting', phase: this.phase as LoadingPhase, at, silentMs: at - this.lastProgressAt, budgetMs: this.budgets[this.phase as LoadingPhase], line: s.detail, attempt: this.attempt });
+          }
         }
         break;
     }

@@ -31,19 +31,25 @@ function node(name: string, extra: string, engine = 'vllm') {
   return {
     judge,
     changes,
-    observe: (o: Observation, sec: number) => take(judge.observe(o, at(sec))),
-    tick: (sec: number) => take(judge.tick(at(sec))),
-    line: (sec: number, text: string) => take(judge.observe({ kind: 'log', target: name, at: at(sec), line: text }, at(sec))),
+    observe: (o: Observation, sec: number) => { take(judge.observe(o, at(sec))); },
+    tick: (sec: number) => { take(judge.tick(at(sec))); },
+    line: (sec: number, text: string) => { take(judge.observe({ kind: 'log', target: name, at: at(sec), line: text }, at(sec))); },
     gpu: (sec: number, usedGiB: number) => {
       const gpus: GpuSample[] = [0, 1].map((index) => ({ index, uuid: `GPU-${index}`, name: 'NVIDIA H200', memoryUsedBytes: usedGiB * GiB, memoryTotalBytes: 141 * GiB, utilization: 0.1, fault: null }));
       take(judge.observe({ kind: 'gpu', at: at(sec), gpus }, at(sec)));
     },
-    process: (sec: number, over: Partial<Extract<Observation, { kind: 'process' }>> = {}) =>
-      take(judge.observe({ kind: 'process', target: name, at: at(sec), pid: 4242, alive: true, cpuSeconds: 1, rssBytes: 1, pids: [4242], startedAt: at(0), ...over }, at(sec))),
-    peer: (sec: number, peer: string, state: PeerObservation | null) => take(judge.observe({ kind: 'peer', target: name, peer, at: at(sec), state, error: state === null ? 'ECONNREFUSED' : undefined }, at(sec))),
+    process: (sec: number, over: Partial<Extract<Observation, { kind: 'process' }>> = {}) => {
+      take(judge.observe({ kind: 'process', target: name, at: at(sec), pid: 4242, alive: true, cpuSeconds: 1, rssBytes: 1, pids: [4242], startedAt: at(0), ...over }, at(sec)));
+    },
+    peer: (sec: number, peer: string, state: PeerObservation | null) => {
+      take(judge.observe({ kind: 'peer', target: name, peer, at: at(sec), state, error: state === null ? 'ECONNREFUSED' : undefined }, at(sec)));
+    },
     at,
   };
 }
+
+/** The waiting changes a judge made: on what (null: no longer waiting). */
+const waits = (changes: readonly TargetChange[]): (string | null)[] => changes.flatMap((c) => (c.type === 'waiting_state' ? [c.on] : []));
 
 const peerState = (over: Partial<PeerObservation>): PeerObservation => ({ role: 'worker', phase: 'starting', ready: false, stalled: false, waiting: false, lastProgressAt: T0, ...over });
 
@@ -96,10 +102,10 @@ describe('a worker node', () => {
     w.process(1);
     for (let s = 10; s <= 600; s += 10) w.tick(s);
     expect(w.judge.status(w.at(600))).toMatchObject({ phase: 'starting', stalled: false, group: { waiting: { pastBudget: true, on: expect.stringMatching(/^nothing of the load has reached this node yet/) as unknown } } });
-    expect(w.changes.filter((c) => c.type === 'waiting_state').map((c) => c.type === 'waiting_state' && c.waiting)).toEqual([true]);
+    expect(waits(w.changes).map((on) => on !== null)).toEqual([true]);
     // The load arrives (a CUDA context on each GPU) and then nothing moves: that silence is its own.
     w.gpu(610, 0.5);
-    expect(w.changes.filter((c) => c.type === 'waiting_state').map((c) => c.type === 'waiting_state' && c.waiting)).toEqual([true, false]);
+    expect(waits(w.changes).map((on) => on !== null)).toEqual([true, false]);
     for (let s = 620; s <= 800; s += 10) w.tick(s);
     expect(w.judge.status(w.at(800)).stalled).toBe(true);
   });
@@ -154,7 +160,7 @@ describe('a head with peers', () => {
     expect(st.stalled).toBe(false);
     expect(st.group?.waiting).toEqual({ on: 'waiting on node kimi-node2 (starting, stalled)', since: new Date(h.at(140)).toISOString(), pastBudget: true });
     expect(h.changes.filter((c) => c.type === 'stall')).toEqual([]);
-    expect(h.changes.filter((c) => c.type === 'waiting_state').map((c) => c.type === 'waiting_state' && c.on)).toEqual(['waiting on node kimi-node2 (starting, stalled)']);
+    expect(waits(h.changes)).toEqual(['waiting on node kimi-node2 (starting, stalled)']);
     // The worker moves on (and is no longer behind): the head's own silence counts again.
     h.peer(210, 'kimi-node2', peerState({ phase: 'loading_weights', lastProgressAt: h.at(205) }));
     h.tick(211);
@@ -183,11 +189,11 @@ describe('progress of a node against its share of the checkpoint', () => {
   it('measures bytes read and GPU memory against the checkpoint divided by the nodes', () => {
     const w = node('kimi-node2', '    group: kimi\n    role: worker\n    nodes: 2\n');
     w.gpu(0, 0);
-    w.process(1, { checkpointBytes: 400 * GiB, io: { readBytes: 0, writeBytes: 0 } });
+    w.process(1, { checkpointBytes: 400 * GiB, io: { readBytes: 0, writeBytes: 0, from: 'cgroup' } });
     w.line(2, '(Worker_TP8 pid=901) INFO 11-30 09:00:02 [gpu_model_runner.py:5006] Starting to load model moonshotai/Kimi-K2.5...');
-    w.process(3, { io: { readBytes: 0, writeBytes: 0 } });
+    w.process(3, { io: { readBytes: 0, writeBytes: 0, from: 'cgroup' } });
     // 100 GiB read of a 200 GiB share: half way through this node's weights, by either measure.
-    w.process(60, { io: { readBytes: 100 * GiB, writeBytes: 0 } });
+    w.process(60, { io: { readBytes: 100 * GiB, writeBytes: 0, from: 'cgroup' } });
     w.tick(61);
     const e = w.judge.status(w.at(61)).estimate;
     expect(e?.basis).toBe('bytes_read');
