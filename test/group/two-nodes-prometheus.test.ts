@@ -31,11 +31,11 @@ describeProm(`a two-node vLLM load watched by two daemons and a real Prometheus$
     const g = await startSimGroup({ scenario: 'two-nodes', speed, prometheus: true });
     try {
       // While the head compiles and the worker (slower disk, no shard bar) still loads its weights:
-      // simulated seconds 300 to 420 of the load.
+      // simulated seconds 330 to 440 of the load.
       const samples: { head: number | undefined; worker: number | undefined; phase: number | undefined; progress: number | undefined; headProgress: number | undefined; workerProgress: number | undefined; holdback: string[] }[] = [];
-      let sampling = true;
+      const sampling = new AbortController();
       const sampler = (async () => {
-        while (sampling) {
+        while (!sampling.signal.aborted) {
           const t0 = g.startedAt();
           const sim = t0 === null ? 0 : ((Date.now() - t0) / 1000) * speed;
           if (sim > 330 && sim < 440) {
@@ -68,7 +68,7 @@ describeProm(`a two-node vLLM load watched by two daemons and a real Prometheus$
         if (ready.get('kimi') === 1) break;
         await sleep(500);
       }
-      sampling = false;
+      sampling.abort();
       await sampler;
 
       const behind = samples.filter((s) => s.head === 3 && s.worker === 2);

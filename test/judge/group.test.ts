@@ -168,6 +168,22 @@ describe('a head with peers', () => {
   });
 });
 
+describe('a stall that turns out to be a wait', () => {
+  it('becomes a wait when the peer that holds the node back is read after its budget ran out', () => {
+    const h = node('kimi-head', '    url: http://127.0.0.1:8000\n    group: kimi\n    peers: [{ url: "http://node-2:9464", target: kimi-node2 }]\n');
+    h.line(0, '(Worker_TP0 pid=415) INFO 11-30 09:00:00 [pynccl.py:113] vLLM is using nccl==2.28.7');
+    h.tick(121);
+    expect(h.judge.status(h.at(121)).stalled).toBe(true);
+    // The peer's daemon answers a moment later: it stopped first and is stalled.
+    h.peer(122, 'kimi-node2', peerState({ phase: 'starting', stalled: true, lastProgressAt: h.at(-2) }));
+    const st = h.judge.status(h.at(122));
+    expect(st.stalled).toBe(false);
+    expect(st.group?.waiting).toMatchObject({ on: 'waiting on node kimi-node2 (starting, stalled)', pastBudget: true });
+    expect(h.changes.flatMap((c) => (c.type === 'stall_state' ? [c.stalled] : [])).slice(-2)).toEqual([true, false]);
+    expect(waits(h.changes)).toEqual(['waiting on node kimi-node2 (starting, stalled)']);
+  });
+});
+
 describe('the group order', () => {
   const self = { phase: 'compiling' as const, lastProgressAt: T0 + 60_000 };
   it('puts a crashed, down or earlier node behind, and a stalled node of the same phase that stopped first', () => {
