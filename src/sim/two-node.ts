@@ -2,7 +2,8 @@
  * A generated two-node vLLM load: `vllm serve moonshotai/Kimi-K2.5 --tensor-parallel-size 16
  * --nnodes 2` over two hosts of 8x H100 80GB, the head (node rank 0: the API server, the engine
  * core and ranks 0-7) and a headless worker (`--node-rank 1 --headless`: ranks 8-15), each host with
- * its own log, in vLLM's own line formats (V1 engine, multiprocessing executor across nodes). The
+ * its own log, in vLLM's own line formats (V1 engine, multiprocessing executor across nodes); the
+ * worker is started first and waits in the rendezvous for the head, started 20 s later. The
  * shard bar is drawn by global rank 0 only, so the worker's log says little while its GPUs fill;
  * its disk is slower, so it loads its weights longer, and the head's engine core waits for it
  * (shared-memory broadcast waits) before the profiling run both need. The `hang` variant stops the
@@ -61,6 +62,8 @@ const shards = 64;
 const headAddress = '10.0.0.1';
 const workerAddress = '10.0.0.2';
 const masterPort = 29501;
+/** How much later than the worker the head is started. */
+const headLagSeconds = 20;
 const contextMiB = 512;
 // 547 GB of weights over 16 ranks.
 const weightsMiB = Math.round(547e9 / worldSize / 2 ** 20);
@@ -206,18 +209,25 @@ function ncclBootstrap(b: LogBuilder, host: string, address: string): void {
 /**
  * Generates both nodes' logs. `two-nodes` reaches ready in about 12 simulated minutes: the head
  * loads its weights in about 4, the worker in about 7, and the head waits for it before the
- * profiling run. `two-nodes-hang`: the worker's ranks stop in NCCL's bootstrap about 32 s in; the
- * head gets a few seconds further (rank 0 starts its communicator) and blocks.
+ * profiling run. `two-nodes-hang`: once the head has joined (about 52 s in) the worker's ranks stop
+ * in NCCL's bootstrap; the head gets a few seconds further (rank 0 starts its communicator) and
+ * blocks.
  */
 export function generateTwoNodeLoad(scenario: GroupScenario, options: TwoNodeOptions = {}): SimGroupLoad {
   const start = options.start ?? new Date();
   const rnd = prng(options.seed ?? 7);
   const head = new LogBuilder(start);
   const worker = new LogBuilder(start);
+  // The nodes are started one by one: the worker first, the head some 20 s later. The worker's
+  // ranks then wait in torch.distributed's rendezvous until the head's ranks join it.
+  head.wait(headLagSeconds);
   headStart(head);
   workerStart(worker);
+  const joined = Math.max(head.now, worker.now);
+  head.wait(joined - head.now);
+  worker.wait(joined - worker.now);
   if (scenario === 'two-nodes-hang') {
-    ncclBootstrap(worker.wait(2), 'node-2', workerAddress);
+    ncclBootstrap(worker.wait(1), 'node-2', workerAddress);
     head.wait(4).log(early(0), 'INFO', 'pynccl.py:113', 'vLLM is using nccl==2.28.7');
     head.raw(`node-1:${workerPid(0)}:${workerPid(0)} [0] NCCL INFO Bootstrap : Using eth0:${headAddress}<0>`);
     head.raw(`node-1:${workerPid(0)}:${workerPid(0)} [0] NCCL INFO comm 0x55fb6f3ce680 rank 0 nranks ${worldSize} cudaDev 0 nvmlDev 0 busId 18000 commId 0x795520212f433144 - Init START`);
