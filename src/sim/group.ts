@@ -121,7 +121,9 @@ export async function startSimGroup(options: SimGroupOptions): Promise<SimGroup>
   try {
     const server = await startSimServer({ mode: 'loading', model: load.model });
     opened.server = server;
-    const ports = [options.headListen?.port ?? (await freePort()), await freePort()] as const;
+    // The ports are chosen before either daemon starts: each is the other's peer.
+    const headPort = options.headListen === undefined || options.headListen.port === 0 ? await freePort() : options.headListen.port;
+    const ports = [headPort, await freePort()] as const;
     const hosts = [options.headListen?.host ?? '127.0.0.1', '127.0.0.1'] as const;
     const urls = [0, 1].map((i) => `http://${hosts[i] === '0.0.0.0' ? '127.0.0.1' : hosts[i]}:${ports[i]}`);
     const writers: ((s: SimGpuState) => void)[] = [];
