@@ -59,12 +59,14 @@ export class Metrics {
   private readonly smokeLast = this.gauge('modelwatch_smoke_last_run_timestamp_seconds', 'When a canary probe last ran (Unix time).', ['target', 'group', 'probe']);
   private readonly smokeVerdict = this.gauge('modelwatch_smoke_verdict', `Verdict of the last run of a canary probe: one series, 1, labelled with it (${smokeVerdicts.join(', ')}). A skipped probe (cannot apply to the server) has no smoke_success series.`, ['target', 'group', 'probe', 'verdict']);
   private readonly smokeErrors = this.gauge('modelwatch_smoke_consecutive_errors', 'Runs of the canary in a row, since the gate last verified the target, that ended in error (no answer); the gate closes at smoke.closeAfterErrors.', ['target', 'group']);
-  private readonly waiting = this.gauge('modelwatch_load_waiting', '1 while a node of a multi-node group waits on another node: its silence is not its own stall.', ['target', 'group']);
-  private readonly member = this.gauge('modelwatch_group_member', 'A node of a multi-node group (always 1): its role (head or worker) and, where known, its rank.', ['target', 'group', 'role', 'rank']);
-  private readonly groupNodes = this.gauge('modelwatch_group_nodes', 'How many nodes the group of a node has, as that node knows it (configuration, its peers or its command line).', ['target', 'group']);
-  private readonly groupBudget = this.gauge('modelwatch_group_ready_budget_seconds', "How long the group of a node may take to become ready, from the start of its latest node's load attempt (readyWithin).", ['target', 'group']);
-  private readonly peerUp = this.gauge('modelwatch_peer_up', "1 when a peer node's modelwatch API answered the last poll of a node of a group.", ['target', 'group', 'peer']);
-  private readonly lastLine = this.gauge('modelwatch_last_line_timestamp_seconds', "When a node of a group last read a log line (Unix time), with that line (cut to 160 characters) as its line label; updated at most every 10 s.", ['target', 'group', 'line']);
+  // The metrics of multi-node groups: registered only by a daemon that watches a node of one, so
+  // that the scrape of every other daemon stays as it was.
+  private readonly waiting: Gauge<'target' | 'group'>;
+  private readonly member: Gauge<'target' | 'group' | 'role' | 'rank'>;
+  private readonly groupNodes: Gauge<'target' | 'group'>;
+  private readonly groupBudget: Gauge<'target' | 'group'>;
+  private readonly peerUp: Gauge<'target' | 'group' | 'peer'>;
+  private readonly lastLine: Gauge<'target' | 'group' | 'line'>;
   private readonly lastLineSeen = new Map<string, string>();
   private readonly memberSeen = new Map<string, { role: string; rank?: string }>();
   private readonly notifications = new Counter({ name: 'modelwatch_notifications_total', help: 'Notifications to a destination by event and outcome (sent, failed after its retries, suppressed by the rate limit).', labelNames: ['destination', 'event', 'outcome'], registers: [this.registry] });
@@ -79,6 +81,14 @@ export class Metrics {
   /** `groups` names the group of each target that is a node of one (targets left out have none). */
   constructor(version: string, targets: readonly string[], sources: readonly string[], groups: Readonly<Record<string, string>> = {}) {
     this.buildInfo.set({ version }, 1);
+    const registers = Object.keys(groups).length > 0 ? [this.registry] : [];
+    const groupGauge = <L extends string>(name: string, help: string, labelNames: readonly L[]): Gauge<L> => new Gauge({ name, help, labelNames, registers });
+    this.waiting = groupGauge('modelwatch_load_waiting', '1 while a node of a multi-node group waits on another node: its silence is not its own stall.', ['target', 'group']);
+    this.member = groupGauge('modelwatch_group_member', 'A node of a multi-node group (always 1): its role (head or worker) and, where known, its rank.', ['target', 'group', 'role', 'rank']);
+    this.groupNodes = groupGauge('modelwatch_group_nodes', 'How many nodes the group of a node has, as that node knows it (configuration, its peers or its command line).', ['target', 'group']);
+    this.groupBudget = groupGauge('modelwatch_group_ready_budget_seconds', "How long the group of a node may take to become ready, from the start of its latest node's load attempt (readyWithin).", ['target', 'group']);
+    this.peerUp = groupGauge('modelwatch_peer_up', "1 when a peer node's modelwatch API answered the last poll of a node of a group.", ['target', 'group', 'peer']);
+    this.lastLine = groupGauge('modelwatch_last_line_timestamp_seconds', 'When a node of a group last read a log line (Unix time), with that line (cut to 160 characters) as its line label; updated at most every 10 s.', ['target', 'group', 'line']);
     for (const target of targets) {
       const group = groups[target];
       this.base.set(target, group === undefined ? { target } : { target, group });
