@@ -3,6 +3,7 @@ import { validateConfigText } from '../../src/config/load.js';
 import type { TargetChange } from '../../src/judge/changes.js';
 import { TargetJudge } from '../../src/judge/judge.js';
 import { holdsBack } from '../../src/judge/peers.js';
+import { parseTargetStatus } from '../../src/status/parse-status.js';
 import type { GpuSample, Observation, PeerObservation } from '../../src/sources/source.js';
 import { profileOf } from '../support/engine.js';
 
@@ -181,6 +182,19 @@ describe('a stall that turns out to be a wait', () => {
     expect(st.group?.waiting).toMatchObject({ on: 'waiting on node kimi-node2 (starting, stalled)', pastBudget: true });
     expect(h.changes.flatMap((c) => (c.type === 'stall_state' ? [c.stalled] : [])).slice(-2)).toEqual([true, false]);
     expect(waits(h.changes)).toEqual(['waiting on node kimi-node2 (starting, stalled)']);
+  });
+});
+
+describe('the status of a node of a group', () => {
+  it('reads back exactly through the status reader (the type is the wire format)', () => {
+    const h = node('kimi-head', '    url: http://127.0.0.1:8000\n    group: kimi\n    peers: [{ url: "http://node-2:9464", target: kimi-node2 }, { url: "http://node-3:9464", target: kimi-node3 }]\n');
+    h.line(0, '(Worker_TP0 pid=415) INFO 11-30 09:00:00 [pynccl.py:113] vLLM is using nccl==2.28.7');
+    h.peer(100, 'kimi-node2', peerState({ phase: 'starting', stalled: true, lastProgressAt: h.at(-5) }));
+    h.peer(100, 'kimi-node3', null);
+    h.tick(125);
+    const body = JSON.parse(JSON.stringify(h.judge.status(h.at(125)))) as Record<string, unknown>;
+    expect(body['group']).toMatchObject({ name: 'kimi', role: 'head', nodes: 3, waiting: { pastBudget: true }, peers: [{ name: 'kimi-node2', up: true }, { name: 'kimi-node3', up: false, error: 'ECONNREFUSED' }] });
+    expect(JSON.parse(JSON.stringify(parseTargetStatus(body, 'kimi-head')))).toEqual(body);
   });
 });
 
