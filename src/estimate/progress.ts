@@ -5,7 +5,8 @@
  * held at the end of that phase, whichever is furthest (under journald a tqdm bar arrives only when
  * it ends, and a checkpoint already in the page cache is read without disk I/O); else from the time
  * spent against the phase's past duration. Phases are weighted by their past durations. Without
- * history the ETA is absent rather than invented, and progress rests on counters and bytes read.
+ * history the ETA is absent rather than invented, and progress rests on counters and bytes read
+ * (a node of a multi-node group also on its GPU memory against its share of the checkpoint).
  * Pure.
  */
 import type { CounterReading } from '../classify/classifier.js';

@@ -169,6 +169,33 @@ describe('a head with peers', () => {
   });
 });
 
+describe('wait lines', () => {
+  const wait = (sec: number) => `INFO 11-30 09:${String(Math.floor(sec / 60)).padStart(2, '0')}:${String(sec % 60).padStart(2, '0')} ray_utils.py:214] Waiting for creating a placement group of specs for ${sec} seconds. specs=[{'node:10.0.0.1': 0.001, 'GPU': 1.0}, {'GPU': 1.0}]. Check \`ray status\` to see if you have enough resources.`;
+
+  it('are no progress: a server of its own that only waits is stalled after its budget', () => {
+    const t = node('solo', '    url: http://127.0.0.1:8000\n');
+    for (let s = 0; s <= 300; s += 20) {
+      t.line(s, wait(s));
+      t.tick(s);
+    }
+    expect(t.judge.status(t.at(300))).toMatchObject({ phase: 'starting', stalled: true, group: null });
+  });
+
+  it('make a node of a group wait, not stall, and say on what', () => {
+    const t = node('kimi-head', '    url: http://127.0.0.1:8000\n    group: kimi\n');
+    for (let s = 0; s <= 300; s += 20) {
+      t.line(s, wait(s));
+      t.tick(s);
+    }
+    const st = t.judge.status(t.at(300));
+    expect(st.stalled).toBe(false);
+    expect(st.group?.waiting).toMatchObject({ on: expect.stringContaining('Waiting for creating a placement group of specs for 300 seconds') as unknown, pastBudget: true });
+    // A line that is progress again ends the wait.
+    t.line(310, 'INFO 11-30 09:05:10 model_runner.py:680] Starting to load model deepseek-ai/DeepSeek-Coder-V2-Instruct...');
+    expect(t.judge.status(t.at(310)).group?.waiting).toBeNull();
+  });
+});
+
 describe('a stall that turns out to be a wait', () => {
   it('becomes a wait when the peer that holds the node back is read after its budget ran out', () => {
     const h = node('kimi-head', '    url: http://127.0.0.1:8000\n    group: kimi\n    peers: [{ url: "http://node-2:9464", target: kimi-node2 }]\n');
