@@ -35,7 +35,7 @@ async function scorePart(fixtures: readonly GoldenFixture[]): Promise<Scored[]> 
   const out: Scored[] = [];
   for (const f of fixtures) {
     const profile = catalog.compile(f.engine);
-    const report = await replayFile(profile, f.log);
+    const report = await replayFile(profile, f.log, f.expect.role === undefined ? {} : { role: f.expect.role });
     out.push({ fixture: f, replay: scoreLog(f.expect, replayOutcome(report)), naive: scoreLog(f.expect, naiveOutcome(profile, await linesOf(f.log))) });
   }
   return out;

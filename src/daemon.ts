@@ -26,6 +26,7 @@ import { createHostSource } from './sources/host.js';
 import { createJournalSource } from './sources/journal.js';
 import { createLogfileSource } from './sources/logfile.js';
 import { locatorOf } from './sources/discover.js';
+import { createPeersSource } from './sources/peers.js';
 import { createProcessSource } from './sources/process.js';
 import type { Observation, Source, SourceName } from './sources/source.js';
 import { createUnitSource } from './sources/unit.js';
@@ -92,11 +93,13 @@ export async function startDaemon(config: Config, options: DaemonOptions = {}): 
   for (const t of Object.values(config.targets)) {
     used.push(t.logs.kind === 'file' ? 'logfile' : t.logs.kind);
     if (t.logs.kind === 'journal') used.push('unit');
+    if ((t.peers ?? []).length > 0) used.push('peers');
   }
   if (config.gpu.enabled) used.push('gpu');
   used.push('host');
   const sourceNames = [...new Set(used)];
-  const metrics = new Metrics(version, names, sourceNames);
+  const groups = Object.fromEntries(Object.entries(config.targets).flatMap(([name, t]) => (t.group === undefined ? [] : [[name, t.group]])));
+  const metrics = new Metrics(version, names, sourceNames, groups);
   const hub = new EventHub();
   const startedAt = Date.now();
   const targets = new Map<string, TargetRuntime>();
@@ -262,7 +265,9 @@ export async function startDaemon(config: Config, options: DaemonOptions = {}): 
     } else {
       sources.push(createCommandSource({ target: name, argv: logs.argv }));
     }
-    sources.push(
+    // A worker of a multi-node group has no API of its own to check: its phases come from its logs,
+    // GPUs and processes, and from its peers.
+    if (cfg.url !== undefined) sources.push(
       createHealthSource({
         target: name,
         url: cfg.url,
@@ -271,6 +276,17 @@ export async function startDaemon(config: Config, options: DaemonOptions = {}): 
         intervalMs: () => t.healthIntervalMs(config.defaults.health.intervalLoading, config.defaults.health.intervalReady),
       }),
     );
+    const peers = cfg.peers ?? [];
+    if (peers.length > 0) {
+      sources.push(
+        createPeersSource({
+          target: name,
+          peers,
+          timeoutMs: config.defaults.health.timeout,
+          intervalMs: () => t.healthIntervalMs(config.defaults.health.intervalLoading, config.defaults.health.intervalReady),
+        }),
+      );
+    }
     sources.push(createProcessSource({ target: name, pid: () => t.mainPid, locate: locatorOf(cfg.process), tree: cfg.process.tree, intervalMs: paced(t), environment: t.profile.deadlines.map((d) => d.env) }));
   }
   if (config.gpu.enabled) sources.push(createGpuSource({ nvidiaSmi: config.gpu.nvidiaSmi, intervalMs: config.gpu.interval }));

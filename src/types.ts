@@ -65,6 +65,7 @@ export const crashReasons = [
   'config_error',
   'unresponsive',
   'port_in_use',
+  'peer_failed',
   'unknown',
 ] as const;
 

@@ -43,6 +43,10 @@ export interface LineVerdict {
   readonly crash: CrashMatch | undefined;
   readonly foretell: CrashReason | undefined;
   readonly version: string | undefined;
+  /** A line saying the server waits on another process or node (a placement group, a rendezvous). */
+  readonly waiting: boolean;
+  /** A line after which a worker node's part of the model is loaded. */
+  readonly workerReady: boolean;
   /** The class from the level and the line's shape alone (used when no rule decides it). */
   readonly baseClass: LineClass;
 }
@@ -124,6 +128,8 @@ export class LineClassifier {
       crash: undefined,
       foretell: undefined,
       version: undefined,
+      waiting: false,
+      workerReady: false,
       baseClass: 'info',
     };
   }
@@ -165,6 +171,8 @@ export class LineClassifier {
     let causal: Rule | undefined;
     let foretell: CrashReason | undefined;
     let version: string | undefined;
+    let waiting = false;
+    let workerReady = false;
     for (let k = 0; k < n; k++) {
       const rule = rules[found[k] ?? -1];
       if (rule === undefined) continue;
@@ -215,6 +223,12 @@ export class LineClassifier {
         case 'exception':
           if (!exception && (rule.exact === undefined ? rule.re.test(line.message) : this.exactMatch(rule, rule.exact))) exception = true;
           break;
+        case 'waiting':
+          if (!waiting && (rule.exact === undefined ? rule.re.test(line.message) : this.exactMatch(rule, rule.exact))) waiting = true;
+          break;
+        case 'worker_ready':
+          if (!workerReady && (rule.exact === undefined ? rule.re.test(line.message) : this.exactMatch(rule, rule.exact))) workerReady = true;
+          break;
       }
     }
     let crash: CrashMatch | undefined;
@@ -240,6 +254,8 @@ export class LineClassifier {
     v.crash = crash;
     v.foretell = foretell;
     v.version = version;
+    v.waiting = waiting;
+    v.workerReady = workerReady;
     v.baseClass = baseClassOf(line);
     return v;
   }

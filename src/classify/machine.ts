@@ -23,6 +23,13 @@ export interface MachineOptions {
    * epoch) as the time of a line that has no other: for replaying a capture, never for live input.
    */
   readonly elapsedClock?: boolean | undefined;
+  /** The node's role in a multi-node group: a worker's part is loaded at its worker-ready lines. */
+  readonly role?: 'head' | 'worker' | undefined;
+  /**
+   * The target is a node of a multi-node group: a silence while its latest evidence says it waits
+   * on another node is that node's stall, not its own (a `waiting` event instead of a `stall`).
+   */
+  readonly grouped?: boolean | undefined;
 }
 
 /** A phase entered, with the line that moved it and when. */
@@ -56,7 +63,10 @@ export type MachineEvent =
   | { readonly type: 'crash'; readonly crash: CrashInfo; readonly attempt: number; readonly revised: boolean }
   | { readonly type: 'foretell'; readonly reason: CrashReason; readonly line: string; readonly at: number | null; readonly hint: string; readonly attempt: number }
   | { readonly type: 'stall'; readonly phase: LoadingPhase; readonly at: number; readonly silentMs: number; readonly budgetMs: number; readonly attempt: number }
-  | { readonly type: 'stall_cleared'; readonly phase: Phase; readonly at: number; readonly attempt: number };
+  | { readonly type: 'stall_cleared'; readonly phase: Phase; readonly at: number; readonly attempt: number }
+  /** A node of a group went past its stall budget while it waits on another node (`line` says on what). */
+  | { readonly type: 'waiting'; readonly phase: LoadingPhase; readonly at: number; readonly silentMs: number; readonly budgetMs: number; readonly line: string; readonly attempt: number }
+  | { readonly type: 'waiting_cleared'; readonly at: number; readonly attempt: number };
 
 /**
  * A live signal from a source other than the logs (DESIGN.md: health 200 is ready; a failed unit,
@@ -71,7 +81,13 @@ export type LiveSignal =
   | { readonly type: 'stopped'; readonly detail: string }
   | { readonly type: 'activity'; readonly detail: string }
   | { readonly type: 'unit'; readonly detail: string; readonly runner: RunnerEvidence; readonly running: boolean }
-  | { readonly type: 'process'; readonly detail: string; readonly pid: number; readonly startedAt: number | null; readonly live: boolean };
+  | { readonly type: 'process'; readonly detail: string; readonly pid: number; readonly startedAt: number | null; readonly live: boolean }
+  /** A worker's GPUs fill while it starts: its weights are arriving. */
+  | { readonly type: 'gpu_load'; readonly detail: string }
+  /** The head of a worker's group serves: every node's part is loaded. */
+  | { readonly type: 'group_ready'; readonly detail: string }
+  /** Another node of the group holds this one back (what it is doing), or none does any more (null). */
+  | { readonly type: 'peer_wait'; readonly detail: string | null };
 
 /** A readable copy of one attempt's state. */
 export interface AttemptState {
@@ -90,6 +106,10 @@ export interface AttemptState {
   /** Longest gap between two progress points per phase, in milliseconds. */
   readonly longestSilenceMs: Readonly<Partial<Record<Phase, number>>>;
   readonly version: string | null;
+  /** What says the attempt waits on another process or node now (a line, or a peer), and since when. */
+  readonly waiting: { readonly line: string; readonly at: number | null } | null;
+  /** A node of a group past its stall budget while waiting (its silence is not its own stall). */
+  readonly waitingFlagged: boolean;
 }
 
 /** An exception report the attempt has not got past: its first line, and whether it names a fatal failure. */
@@ -171,6 +191,12 @@ export class PhaseMachine {
   private counters: Record<string, { -readonly [K in keyof CounterReading]: CounterReading[K] }> = {};
   private lastProgressAt: number | null = null;
   private stalled = false;
+  /** The wait line since the last progress, and the peer the daemon says holds this node back. */
+  private waitLine: { line: string; at: number | null } | null = null;
+  private waitPeer: { line: string; at: number | null } | null = null;
+  private waitingFlag = false;
+  private readonly worker: boolean;
+  private readonly grouped: boolean;
   private silence: Partial<Record<Phase, number>> = {};
   private version: string | null = null;
   private readonly counts: Record<LineClass, number> = { phase: 0, progress: 0, benign: 0, info: 0, warning: 0, error: 0 };
@@ -186,6 +212,8 @@ export class PhaseMachine {
     this.budgets = { ...defaultStallBudgetsMs, ...options.stallBudgetsMs };
     this.year = options.year;
     this.elapsedClock = options.elapsedClock === true;
+    this.worker = options.role === 'worker';
+    this.grouped = options.grouped === true || options.role !== undefined;
   }
 
   private readonly elapsedClock: boolean;
@@ -281,10 +309,15 @@ export class PhaseMachine {
   /** Evaluates the stall budget of the current phase at time `now` (ms). */
   tick(now: number): MachineEvent[] {
     if (this.clock === null || now > this.clock) this.clock = now;
-    if (!isOneOf(loadingPhases, this.phase) || this.stalled || this.lastProgressAt === null) return [];
+    if (!isOneOf(loadingPhases, this.phase) || this.stalled || this.waitingFlag || this.lastProgressAt === null) return [];
     const silentMs = now - this.lastProgressAt;
     const budgetMs = this.budgets[this.phase];
     if (silentMs <= budgetMs) return [];
+    const waiting = this.waitLine ?? this.waitPeer;
+    if (this.grouped && waiting !== null) {
+      this.waitingFlag = true;
+      return [{ type: 'waiting', phase: this.phase, at: now, silentMs, budgetMs, line: waiting.line, attempt: this.attempt }];
+    }
     this.stalled = true;
     return [{ type: 'stall', phase: this.phase, at: now, silentMs, budgetMs, attempt: this.attempt }];
   }
@@ -351,6 +384,31 @@ export class PhaseMachine {
         if (d.kind === 'new') this.newAttempt(s.detail, s.startedAt ?? at, events, d.identity, 'starting');
         break;
       }
+      case 'gpu_load':
+        if (this.phase === 'starting') {
+          this.enter('loading_weights', s.detail, at, events);
+          this.progress(at, events);
+        }
+        break;
+      case 'group_ready':
+        if (this.worker && this.loading) this.enter('ready', s.detail, at, events);
+        break;
+      case 'peer_wait':
+        if (s.detail === null) {
+          this.waitPeer = null;
+          if (this.waitLine === null) this.clearWaiting(at, events);
+        } else if (this.loading) {
+          this.waitPeer = { line: s.detail, at: this.waitPeer?.at ?? at };
+          // A stall raised before the daemon learned of the node it waits on was that node's: it
+          // becomes a wait (the peers are read every few seconds, the budget ran out in between).
+          if (this.stalled && this.grouped && this.lastProgressAt !== null) {
+            this.stalled = false;
+            events.push({ type: 'stall_cleared', phase: this.phase, at, attempt: this.attempt });
+            this.waitingFlag = true;
+            events.push({ type: 'waiting', phase: this.phase as LoadingPhase, at, silentMs: at - this.lastProgressAt, budgetMs: this.budgets[this.phase as LoadingPhase], line: s.detail, attempt: this.attempt });
+          }
+        }
+        break;
     }
     return events;
   }
@@ -371,6 +429,8 @@ export class PhaseMachine {
       stalled: this.stalled,
       longestSilenceMs: { ...this.silence },
       version: this.version,
+      waiting: this.waitLine ?? this.waitPeer,
+      waitingFlagged: this.waitingFlag,
     };
   }
 
@@ -433,6 +493,7 @@ export class PhaseMachine {
     }
     // A capture that begins mid-load has no start line: its first marker opens the attempt there.
     if (this.phase === 'down' && v.phase !== undefined && v.crash === undefined) this.newAttempt(line, at, events, this.ledger.opened('marker', at), v.phase);
+    else if (this.phase === 'down' && this.worker && v.workerReady && v.crash === undefined) this.newAttempt(line, at, events, this.ledger.opened('marker', at), 'ready');
     if (v.crash) {
       this.progress(at, events);
       if (this.phase === 'crashed') {
@@ -459,8 +520,14 @@ export class PhaseMachine {
       this.block = null;
       this.answered = true;
     }
+    const before = this.phase;
     if (v.phase !== undefined && this.phase !== 'crashed') {
       if (rank(v.phase) > rank(this.phase)) this.enter(v.phase, line, at, events);
+      cls = 'phase';
+    }
+    // A worker's part of the model is loaded: from here its group's head serves.
+    if (v.workerReady && this.worker && this.loading) {
+      this.enter('ready', line, at, events);
       cls = 'phase';
     }
     if (v.foretell !== undefined && !this.foretold.some((f) => f.reason === v.foretell)) {
@@ -487,6 +554,10 @@ export class PhaseMachine {
         this.progress(at, events);
       }
       cls = 'progress';
+    } else if (v.waiting) {
+      // Waiting on another process or node is no progress; a phase the line moved into still is.
+      if (this.phase !== before) this.progress(at, events);
+      if (this.loading) this.waitLine = { line, at: this.waitLine?.at ?? at };
     } else {
       this.progress(at, events);
     }
@@ -509,6 +580,15 @@ export class PhaseMachine {
       this.stalled = false;
       events.push({ type: 'stall_cleared', phase: this.phase, at, attempt: this.attempt });
     }
+    this.waitLine = null;
+    if (this.waitPeer === null) this.clearWaiting(at, events);
+  }
+
+  /** The attempt no longer waits past its budget (it moved, or nothing holds it back any more). */
+  private clearWaiting(at: number | null, events: MachineEvent[]): void {
+    if (!this.waitingFlag) return;
+    this.waitingFlag = false;
+    events.push({ type: 'waiting_cleared', at: at ?? this.clock ?? 0, attempt: this.attempt });
   }
 
   private newAttempt(line: string, at: number | null, events: MachineEvent[], identity: AttemptIdentity, direct: Phase | null): void {
@@ -526,6 +606,9 @@ export class PhaseMachine {
     this.counters = {};
     this.silence = {};
     this.stalled = false;
+    this.waitLine = null;
+    this.waitPeer = null;
+    this.waitingFlag = false;
     this.startedAt = at;
     this.lastProgressAt = at;
     this.phase = 'down';
@@ -550,6 +633,10 @@ export class PhaseMachine {
       this.stalled = false;
       events.push({ type: 'stall_cleared', phase: from, at, attempt: this.attempt });
     }
+    // A new phase is progress of its own: an old wait line says nothing about it.
+    this.waitLine = null;
+    if (!this.loading) this.waitPeer = null;
+    if (this.waitPeer === null) this.clearWaiting(at, events);
     const entry: PhaseEntry = { phase: to, line, at, attempt: this.attempt };
     this.entries.push(entry);
     this.allEntries.push(entry);

@@ -47,7 +47,35 @@ export interface EngineProfileSpec {
   readonly identity?: { readonly [K in IdentityField]?: readonly string[] | undefined } | undefined;
   /** The engine's own deadlines on a load, read from the server's environment. */
   readonly deadlines?: readonly DeadlineSpec[] | undefined;
+  /**
+   * Lines that say the server waits on another process or node (a placement group that cannot be
+   * placed, a rendezvous that peers have not joined): they are no progress, and in a multi-node
+   * group a node whose latest lines say so is waiting, not stalled on its own account.
+   */
+  readonly waiting?: readonly string[] | undefined;
+  /** What only a worker node of a multi-node group prints (see {@link WorkerSpec}). */
+  readonly worker?: WorkerSpec | undefined;
+  /** Lines that say the node's place in a multi-node group (see {@link NodeSpec}). */
+  readonly node?: NodeSpec | undefined;
 }
+
+/** What a worker node of a multi-node group prints. */
+export interface WorkerSpec {
+  /** Lines after which a worker's part of the model is loaded (the head serves the group). */
+  readonly ready?: readonly string[] | undefined;
+}
+
+/** Lines that state a node's rank and its group's size: named group `value`. */
+export interface NodeSpec {
+  readonly rank?: readonly string[] | undefined;
+  readonly nodes?: readonly string[] | undefined;
+}
+
+/** The facts {@link NodeSpec} patterns find. */
+export const nodeFields = ['rank', 'nodes'] as const;
+
+/** One fact of a node's place in its group. */
+export type NodeField = (typeof nodeFields)[number];
 
 /** What a load is of, as the fingerprint of the load history knows it. */
 export const identityFields = ['model', 'tensorParallelSize', 'quantization'] as const;
@@ -97,7 +125,7 @@ export interface ForetellSpec {
 }
 
 /** Every kind of compiled rule, in evaluation priority order. */
-export const ruleKinds = ['benign', 'consequential', 'causal', 'generic', 'foretell', 'restart', 'phase', 'progress', 'version', 'serving', 'recovery', 'exception', 'stop'] as const;
+export const ruleKinds = ['benign', 'consequential', 'causal', 'generic', 'foretell', 'restart', 'phase', 'progress', 'version', 'serving', 'recovery', 'exception', 'stop', 'waiting', 'worker_ready'] as const;
 
 /** The kind of one compiled rule. */
 export type RuleKind = (typeof ruleKinds)[number];
@@ -137,6 +165,8 @@ export interface CompiledProfile {
   readonly identity: Readonly<Record<IdentityField, readonly RegExp[]>>;
   /** The engine's own deadlines; a profile's entry replaces a parent's of the same kind. */
   readonly deadlines: readonly DeadlineSpec[];
+  /** Patterns of a node's rank and its group's size (named group `value`), the profile's own first. */
+  readonly node: Readonly<Record<NodeField, readonly RegExp[]>>;
 }
 
 /** A profile that cannot be compiled: the path of the bad value and why. */
@@ -214,9 +244,10 @@ export function compileProfile(
       drafts.push({ ...base, kind: 'progress', name: p.name, phase: p.phase, source: p.pattern, pattern: p.pattern, path: `progress[${i}]` }),
     );
     s.version?.forEach((v, i) => drafts.push({ ...base, kind: 'version', name: 'version', source: v, pattern: v, path: `version[${i}]` }));
-    for (const kind of ['serving', 'recovery', 'exception', 'stop'] as const) {
+    for (const kind of ['serving', 'recovery', 'exception', 'stop', 'waiting'] as const) {
       s[kind]?.forEach((v, i) => drafts.push({ ...base, kind, name: kind, source: v, pattern: v, path: `${kind}[${i}]` }));
     }
+    s.worker?.ready?.forEach((v, i) => drafts.push({ ...base, kind: 'worker_ready', name: 'worker_ready', source: v, pattern: v, path: `worker.ready[${i}]` }));
   }
   // Stable sort by kind keeps each kind's rules in profile order, the profile's own before its parents'.
   drafts.sort((a, b) => ruleKinds.indexOf(a.kind) - ruleKinds.indexOf(b.kind));
@@ -251,7 +282,14 @@ export function compileProfile(
   });
   const identity = Object.fromEntries(identityFields.map((f) => [f, [] as RegExp[]])) as Record<IdentityField, RegExp[]>;
   const deadlines: DeadlineSpec[] = [];
+  const node = Object.fromEntries(nodeFields.map((f) => [f, [] as RegExp[]])) as Record<NodeField, RegExp[]>;
   for (const s of chain) {
+    for (const f of nodeFields) {
+      s.node?.[f]?.forEach((p, i) => {
+        if (!p.includes('(?<value>')) throw new ProfileError(s.name, `node.${f}[${i}]`, 'a node pattern needs a named group "value"');
+        node[f].push(compileRegex(s.name, `node.${f}[${i}]`, p));
+      });
+    }
     for (const f of identityFields) {
       s.identity?.[f]?.forEach((p, i) => {
         if (!p.includes('(?<value>')) throw new ProfileError(s.name, `identity.${f}[${i}]`, 'an identity pattern needs a named group "value"');
@@ -265,6 +303,7 @@ export function compileProfile(
     description: spec.description ?? spec.name,
     identity,
     deadlines,
+    node,
     healthPath: chain.find((s) => s.health)?.health?.path ?? '/health',
     rules,
     unfiltered,

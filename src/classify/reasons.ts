@@ -36,5 +36,7 @@ export const remediation: Readonly<Record<CrashReason, string>> = {
     'The server stopped answering its health checks for longer than defaults.health.lostAfter after it was ready: check whether it hangs (py-spy dump of its processes, a stopped process), its logs and the host.',
   port_in_use:
     'Another process already listens on the port the server binds (its HTTP port, or torch.distributed\'s master port): stop that process (ss -ltnp) or choose another port.',
+  peer_failed:
+    'Another rank or node of the distributed load failed, stopped or is too slow (the line names it when the engine does): read that node\'s logs and modelwatch status first; this node only followed it down.',
   unknown: 'No known root cause matched: read the root-cause line and the lines before it.',
 };

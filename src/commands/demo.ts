@@ -1,12 +1,14 @@
 import { parseArgs } from 'node:util';
 import { ModelwatchError } from '../errors.js';
 import { defaultDemoSpeed, maxDemoSpeed, runDemo } from '../sim/demo.js';
+import { runGroupDemo } from '../sim/group-demo.js';
 import { loadScenarios, type LoadScenario } from '../sim/load.js';
+import { groupScenarios, type GroupScenario } from '../sim/two-node.js';
 import { exitCodes, type CommandIO } from './io.js';
 import { parseListen } from './listen.js';
 
 /** Usage text of `modelwatch demo`. */
-export const demoUsage = `usage: modelwatch demo [--scenario ok|crash|stall|garbage] [--speed N] [--listen HOST:PORT] [--exit] [--no-color]
+export const demoUsage = `usage: modelwatch demo [--scenario ok|crash|stall|garbage|two-nodes|two-nodes-hang] [--speed N] [--listen HOST:PORT] [--exit] [--no-color]
 
 Runs a complete simulated load of a large model (Kimi-K2.5, 1T parameters, 64 shards, TP=8 on
 8 simulated H200s) watched by the real daemon: a simulated vLLM server, simulated GPUs and a
@@ -18,6 +20,10 @@ Scenarios:
   crash    a flashinfer-cubin/flashinfer-python version mismatch kills the warm-up
   stall    the compile hangs, repeating only the harmless-looking broadcast wait
   garbage  the load succeeds but the model answers "!!!!!!!!": the canary keeps the gate closed
+  two-nodes       the model over two nodes (TP=16, a head and a headless worker), one daemon
+                  per node and, when installed, a real Prometheus reading the group's state:
+                  its phase and progress follow the slower node, it is ready once both loaded
+  two-nodes-hang  node 2 hangs at NCCL init: the group alert names node 2, node 1 only waits
 
 --speed N compresses time (default ${defaultDemoSpeed}: a 13-minute load in about 25 s; at most ${maxDemoSpeed}).
 --listen HOST:PORT where the daemon listens (default 127.0.0.1:9464, or a free port when taken).
@@ -48,8 +54,9 @@ export async function demoCommand(args: readonly string[], io: CommandIO): Promi
   }
   if (positionals.length > 0) throw new ModelwatchError('MW_ERR_USAGE', `unexpected argument "${positionals[0] ?? ''}"`);
   const scenario = values.scenario;
-  if (!(loadScenarios as readonly string[]).includes(scenario)) {
-    throw new ModelwatchError('MW_ERR_USAGE', `unknown scenario "${scenario}" (scenarios: ${loadScenarios.join(', ')})`);
+  const all: readonly string[] = [...loadScenarios, ...groupScenarios];
+  if (!all.includes(scenario)) {
+    throw new ModelwatchError('MW_ERR_USAGE', `unknown scenario "${scenario}" (scenarios: ${all.join(', ')})`);
   }
   let speed = defaultDemoSpeed;
   if (values.speed !== undefined) {
@@ -64,6 +71,17 @@ export async function demoCommand(args: readonly string[], io: CommandIO): Promi
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   try {
+    if ((groupScenarios as readonly string[]).includes(scenario)) {
+      return await runGroupDemo({
+        scenario: scenario as GroupScenario,
+        speed,
+        listen,
+        out: io.stdout,
+        color: !values['no-color'] && process.env['NO_COLOR'] === undefined,
+        signal: controller.signal,
+        serveAfter: !values.exit,
+      });
+    }
     return await runDemo({
       scenario: scenario as LoadScenario,
       speed,

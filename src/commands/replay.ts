@@ -9,12 +9,14 @@ import { renderTimeline } from '../replay/timeline.js';
 import { exitCodes, type CommandIO } from './io.js';
 
 /** Usage text of `modelwatch replay`. */
-export const replayUsage = `usage: modelwatch replay --engine ENGINE [--json] [--engines-dir DIR]... FILE
+export const replayUsage = `usage: modelwatch replay --engine ENGINE [--role head|worker] [--json] [--engines-dir DIR]... FILE
        modelwatch replay --config CONFIG --backfill TARGET [--json] FILE
 
 Classifies a captured server log (plain text, or \`journalctl -o json\` lines) and prints the
 load timeline: phases with start and duration, progress, benign-warning counts, stalls, and
-the crash reason with its root-cause line. --json prints one JSON object instead.
+the crash reason with its root-cause line. --json prints one JSON object instead. --role reads
+the capture as one node of a multi-node group: a worker's part is loaded at its worker-side lines,
+and a node whose last lines wait on another node is waiting rather than stalled.
 
 With --backfill, every load attempt of the capture is written to the load history of TARGET
 (history.path of CONFIG; the engine is the target's): past loads then give progress, ETA,
@@ -28,6 +30,7 @@ export async function replayCommand(args: readonly string[], io: CommandIO): Pro
     args: [...args],
     options: {
       engine: { type: 'string', short: 'e' },
+      role: { type: 'string' },
       json: { type: 'boolean', default: false },
       'engines-dir': { type: 'string', multiple: true, default: [] },
       config: { type: 'string', short: 'c' },
@@ -50,9 +53,11 @@ export async function replayCommand(args: readonly string[], io: CommandIO): Pro
   if (values.engine === undefined || file === undefined || positionals.length > 1) {
     throw new ModelwatchError('MW_ERR_USAGE', values.engine === undefined ? '--engine is required' : 'exactly one FILE is required');
   }
+  const role = values.role;
+  if (role !== undefined && role !== 'head' && role !== 'worker') throw new ModelwatchError('MW_ERR_USAGE', `--role is head or worker, not "${role}"`);
   const catalog = loadEngineCatalog(values['engines-dir']);
   const profile = catalog.compile(values.engine);
-  const report = await replayFile(profile, file);
+  const report = await replayFile(profile, file, role === undefined ? {} : { role });
   io.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : renderTimeline(report, file));
   return exitCodes.ok;
 }

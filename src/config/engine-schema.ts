@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { crashReasons, markerPhases, phases } from '../types.js';
-import { identityFields, type EngineProfileSpec, type IdentityField } from '../classify/profile.js';
+import { identityFields, nodeFields, type EngineProfileSpec, type IdentityField, type NodeField } from '../classify/profile.js';
 
 const pattern = z.string().min(1);
 const marker = z.enum(markerPhases);
@@ -39,5 +39,10 @@ export const engineProfileSchema = z.strictObject({
         description: z.string().optional(),
       }),
     )
+    .optional(),
+  waiting: z.array(pattern).optional(),
+  worker: z.strictObject({ ready: z.array(pattern).optional() }).optional(),
+  node: z
+    .strictObject(Object.fromEntries(nodeFields.map((f) => [f, z.array(pattern).optional()])) as Record<NodeField, z.ZodOptional<z.ZodArray<typeof pattern>>>)
     .optional(),
 }) satisfies z.ZodType<EngineProfileSpec>;

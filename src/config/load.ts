@@ -271,16 +271,18 @@ function relationChecks(config: Config): Problem[] {
   };
   problems.push(...gpuOverlaps(config));
   for (const [name, target] of Object.entries(config.targets)) {
-    const url = new URL(target.url);
-    const host = loopback(url.hostname) ? 'loopback' : url.hostname;
-    const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
-    once(`url ${host}:${port}${url.pathname}`, name, ['targets', name, 'url'], 'the same server');
     const logs = target.logs;
     if (logs.kind === 'journal') {
       once(`unit ${logs.file ?? logs.directory ?? ''} ${logs.unit}`, name, ['targets', name, 'logs', 'journal', 'unit'], `the same unit ${logs.unit}`);
     } else if (logs.kind === 'file') {
       once(`file ${logs.path}`, name, ['targets', name, 'logs', 'file', 'path'], 'the same log file');
     }
+    // A worker of a multi-node group has no URL.
+    if (target.url === undefined) continue;
+    const url = new URL(target.url);
+    const host = loopback(url.hostname) ? 'loopback' : url.hostname;
+    const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
+    once(`url ${host}:${port}${url.pathname}`, name, ['targets', name, 'url'], 'the same server');
     const listen = config.listen;
     const sameHost =
       listen.host === url.hostname || (loopback(listen.host) && loopback(url.hostname)) || (wildcard(listen.host) && loopback(url.hostname)) || wildcard(url.hostname);
@@ -305,6 +307,8 @@ function gpuOverlaps(config: Config): Problem[] {
   if (!config.gpu.enabled) return [];
   const problems: Problem[] = [];
   const local = (t: Config['targets'][string]): boolean => {
+    // A worker (no URL) watches this host's part of its group.
+    if (t.url === undefined) return true;
     const host = new URL(t.url).hostname;
     return loopback(host) || wildcard(host) || (t.logs.kind === 'journal' && t.logs.file === undefined && t.logs.directory === undefined);
   };

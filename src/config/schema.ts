@@ -482,10 +482,43 @@ const deadlinesSchema = z
       'VLLM_ENGINE_READY_TIMEOUT_S come from the engine profile and the unit environment, and can be set here by their kind (engine_ready_timeout: 30m)',
   );
 
+/** The roles of a node in a multi-node group: the head serves the API, workers hold the rest of the model. */
+export const groupRoles = ['head', 'worker'] as const;
+
+/** How long a group may take to become ready when its nodes do not say (`readyWithin`). */
+export const defaultGroupReadyWithinMs = 3_600_000;
+
+/** The syntax of a group name: it becomes the `group` label of every metric of its nodes. */
+export const groupNamePattern = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
+
+const peerSchema = z
+  .strictObject({
+    url: baseUrl.describe("base URL of the peer's modelwatch daemon, like http://node-2:9464"),
+    target: z
+      .string({ error: requiredOr('expected the name of the peer\'s target') })
+      .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/, { error: 'a target name is 1 to 63 letters, digits, "_", "." or "-", starting with a letter or digit' })
+      .describe('the name of the peer node\'s target in that daemon'),
+  })
+  .describe('another node of the group, read through its modelwatch API');
+
 const targetSchema = z
   .strictObject({
     engine: z.string({ error: requiredOr('expected an engine name') }).min(1).describe('engine profile: vllm, sglang, tgi, llamacpp or a user profile'),
-    url: baseUrl,
+    url: baseUrl.optional(),
+    group: z
+      .string()
+      .regex(groupNamePattern, { error: 'a group name is 1 to 63 letters, digits, "_", "." or "-", starting with a letter or digit' })
+      .optional()
+      .describe('the multi-node group this target is one node of: one model loaded across several hosts, judged as one'),
+    role: z.enum(groupRoles, { error: 'expected head or worker' }).optional().describe('head (serves the API; the default in a group) or worker (a node without an API: no URL, no canary)'),
+    rank: z.number().int().min(0).max(4095).optional().describe("the node's rank in its group; by default read from the command line (--node-rank) or the logs"),
+    nodes: z.number().int().min(1).max(4096).optional().describe('how many nodes the group has; by default its peers plus one, or the command line (--nnodes)'),
+    readyWithin: durationSchema.optional().describe("how long the group may take to become ready, from the start of its latest node's load attempt (ModelwatchGroupNotReady); default 1h"),
+    peers: z
+      .array(peerSchema)
+      .max(63)
+      .optional()
+      .describe("the group's other nodes, read through their modelwatch API: the head's gate opens only when every peer has loaded, a worker is loaded once its head serves"),
     healthPath: z
       .string()
       .regex(/^\/[^\s?#]*$/, { error: 'must be a path starting with "/", like "/health"' })
@@ -502,6 +535,33 @@ const targetSchema = z
     fingerprint: fingerprintSchema,
     deadlines: deadlinesSchema,
     smoke: smokeSchema,
+  })
+  .superRefine((t, ctx) => {
+    const worker = t.role === 'worker';
+    if (t.group === undefined) {
+      for (const key of ['role', 'rank', 'nodes', 'readyWithin', 'peers'] as const) {
+        if (t[key] !== undefined) ctx.addIssue({ code: 'custom', path: [key], message: `${key} belongs to a node of a multi-node group: set group as well` });
+      }
+    }
+    if (worker && t.url !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['url'], message: 'a worker has no URL: its API (if any) is not the group\'s, and SGLang workers answer /health with a dummy 200; leave url out' });
+    }
+    if (!worker && t.url === undefined) ctx.addIssue({ code: 'custom', path: ['url'], message: 'required' });
+    if (worker) {
+      const s = t.smoke;
+      const set = (['model', 'apiKeyEnv', 'apiKeyFile', 'schedule', 'delay', 'probes'] as const).filter((k) => s[k] !== undefined);
+      if (s.custom.length > 0) set.push('custom' as never);
+      if (set.length > 0) ctx.addIssue({ code: 'custom', path: ['smoke'], message: `a worker has no canary (the canary passes through the head): remove smoke.${set.join(', smoke.')}` });
+    }
+    if (t.nodes !== undefined && t.peers !== undefined && t.peers.length + 1 > t.nodes) {
+      ctx.addIssue({ code: 'custom', path: ['nodes'], message: `the group has ${t.nodes} node(s) but ${t.peers.length} peer(s) are listed besides this one` });
+    }
+    const seen = new Set<string>();
+    (t.peers ?? []).forEach((p, i) => {
+      const key = `${p.url} ${p.target}`;
+      if (seen.has(key)) ctx.addIssue({ code: 'custom', path: ['peers', i], message: `peer ${p.target} at ${p.url} is listed twice` });
+      seen.add(key);
+    });
   })
   .describe('one watched inference server');
 
@@ -621,7 +681,9 @@ export const configSchema = z
         const stallBudgets: Record<LoadingPhase, number> = { ...config.defaults.stallBudgets, ...overrides };
         // Budgets a target sets itself are fixed; the others may be learned from its history.
         const fixedStallBudgets = overrides as Partial<Record<LoadingPhase, number>>;
-        return [name, { ...target, stallBudgets, fixedStallBudgets, learning: config.defaults.learning, health: config.defaults.health }];
+        // A worker has no canary: without a URL there is nothing to probe, and the head's canary covers the group.
+        const smoke = target.role === 'worker' ? { ...target.smoke, enabled: false } : target.smoke;
+        return [name, { ...target, smoke, stallBudgets, fixedStallBudgets, learning: config.defaults.learning, health: config.defaults.health }];
       }),
     ),
   }));

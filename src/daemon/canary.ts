@@ -107,7 +107,7 @@ export class CanaryDriver {
   private options(apiKey: string | undefined): CanaryOptions {
     const s = this.config.smoke;
     return {
-      url: this.config.url,
+      url: this.config.url ?? '',
       model: s.model,
       apiKey,
       probes: s.probes,

@@ -9,6 +9,8 @@ import { lineClasses, type LineClass } from '../types.js';
 /** The metrics exporter of one target. */
 export class MetricsExporter {
   private exported: Record<LineClass, number> = { phase: 0, progress: 0, benign: 0, info: 0, warning: 0, error: 0 };
+  /** Whether the target is a node of a group (its group series exist). */
+  private grouped = false;
 
   constructor(
     private readonly metrics: Metrics,
@@ -69,6 +71,20 @@ export class MetricsExporter {
         break;
       case 'attempt':
         m.setSmokeErrors(t, 0);
+        break;
+      case 'group':
+        m.setMember(t, { role: c.role, rank: c.rank, nodes: c.nodes, readyBudgetSeconds: c.readyWithinSeconds });
+        if (!this.grouped) m.setWaiting(t, false);
+        this.grouped = true;
+        break;
+      case 'waiting_state':
+        m.setWaiting(t, c.waiting);
+        break;
+      case 'peer':
+        m.setPeerUp(t, c.peer, c.up);
+        break;
+      case 'last_line':
+        m.setLastLine(t, c.line, c.at);
         break;
       default:
         break;

@@ -17,116 +17,25 @@ import {
   MappingType,
   QueryVariableBuilder,
   RowBuilder,
-  ThresholdsConfigBuilder,
-  ThresholdsMode,
   VariableRefresh,
   VariableSort,
   type Dashboard,
-  type Threshold,
-  type ValueMapping,
 } from '@grafana/grafana-foundation-sdk/dashboard';
-import {
-  BarGaugeDisplayMode,
-  BigValueColorMode,
-  BigValueGraphMode,
-  LegendDisplayMode,
-  LegendPlacement,
-  ReduceDataOptionsBuilder,
-  VisibilityMode,
-  VizLegendOptionsBuilder,
-  VizOrientation,
-} from '@grafana/grafana-foundation-sdk/common';
-import { DataqueryBuilder, PromQueryFormat } from '@grafana/grafana-foundation-sdk/prometheus';
+import { BarGaugeDisplayMode, BigValueColorMode, VisibilityMode, VizOrientation } from '@grafana/grafana-foundation-sdk/common';
+import { PromQueryFormat } from '@grafana/grafana-foundation-sdk/prometheus';
 import * as bargauge from '@grafana/grafana-foundation-sdk/bargauge';
-import * as stat from '@grafana/grafana-foundation-sdk/stat';
 import * as statetimeline from '@grafana/grafana-foundation-sdk/statetimeline';
 import * as table from '@grafana/grafana-foundation-sdk/table';
 import * as timeseries from '@grafana/grafana-foundation-sdk/timeseries';
-import { phaseCode, phases, type Phase } from '../types.js';
+import { datasource, flagMappings, Ids, instant, lastValue, legend, phaseColors, phaseMappings, query, statPanel, thresholds } from './panels.js';
+
+export { phaseColors, phaseMappings } from './panels.js';
 
 /** The dashboard's uid (stable: links and provisioning refer to it). */
 export const loadDashboardUid = 'modelwatch-load';
 
-/** The Prometheus data source picked by the `datasource` variable. */
-const datasource = { type: 'prometheus', uid: '${datasource}' };
-
 /** Label matchers of the per-target row (`$target` is one target inside a repeated row). */
 const sel = 'instance=~"$instance", target=~"$target"';
-
-/** The colour of each phase in the timeline and the current-phase stat. */
-export const phaseColors: Readonly<Record<Phase, string>> = {
-  down: '#8e8e8e',
-  starting: 'blue',
-  loading_weights: 'purple',
-  compiling: 'orange',
-  warming_up: 'yellow',
-  ready: 'green',
-  crashed: 'red',
-};
-
-/** Value mappings from `modelwatch_phase_code` to phase names and colours. */
-export function phaseMappings(): ValueMapping[] {
-  const options: Record<string, { text: string; color: string; index: number }> = {};
-  phases.forEach((phase, index) => {
-    options[String(phaseCode[phase])] = { text: phase, color: phaseColors[phase], index };
-  });
-  return [{ type: MappingType.ValueToText, options }];
-}
-
-/** A 0/1 flag shown as two words and two colours. */
-function flagMappings(zero: [string, string], one: [string, string]): ValueMapping[] {
-  return [{
-    type: MappingType.ValueToText,
-    options: {
-      '0': { text: zero[0], color: zero[1], index: 0 },
-      '1': { text: one[0], color: one[1], index: 1 },
-    },
-  }];
-}
-
-function thresholds(steps: Threshold[]): ThresholdsConfigBuilder {
-  return new ThresholdsConfigBuilder().mode(ThresholdsMode.Absolute).steps(steps);
-}
-
-/** Hands out panel ids and refIds in order, so the output is deterministic. */
-class Ids {
-  private next = 1;
-  panel(): number {
-    return this.next++;
-  }
-}
-
-/** A Prometheus query with its refId. */
-function query(refId: string, expr: string, legend?: string): DataqueryBuilder {
-  const q = new DataqueryBuilder().refId(refId).expr(expr).datasource(datasource);
-  return legend === undefined ? q : q.legendFormat(legend);
-}
-
-/** An instant query (stats, tables, bar gauges). */
-function instant(refId: string, expr: string, legend?: string): DataqueryBuilder {
-  return query(refId, expr, legend).instant();
-}
-
-function legend(): VizLegendOptionsBuilder {
-  return new VizLegendOptionsBuilder().showLegend(true).displayMode(LegendDisplayMode.List).placement(LegendPlacement.Bottom);
-}
-
-function lastValue(): ReduceDataOptionsBuilder {
-  return new ReduceDataOptionsBuilder().calcs(['lastNotNull']).values(false);
-}
-
-function statPanel(ids: Ids, title: string, description: string, expr: string): stat.PanelBuilder {
-  return new stat.PanelBuilder()
-    .id(ids.panel())
-    .title(title)
-    .description(description)
-    .datasource(datasource)
-    .withTarget(instant('A', expr))
-    .reduceOptions(lastValue())
-    .graphMode(BigValueGraphMode.None)
-    .colorMode(BigValueColorMode.Background)
-    .height(4);
-}
 
 /** The load-progress dashboard as Grafana JSON (schemaVersion of the SDK). */
 export function loadDashboard(): Dashboard {

@@ -5,7 +5,8 @@
  * held at the end of that phase, whichever is furthest (under journald a tqdm bar arrives only when
  * it ends, and a checkpoint already in the page cache is read without disk I/O); else from the time
  * spent against the phase's past duration. Phases are weighted by their past durations. Without
- * history the ETA is absent rather than invented, and progress rests on counters and bytes read.
+ * history the ETA is absent rather than invented, and progress rests on counters and bytes read
+ * (a node of a multi-node group also on its GPU memory against its share of the checkpoint).
  * Pure.
  */
 import type { CounterReading } from '../classify/classifier.js';
@@ -32,6 +33,11 @@ export interface LoadNow {
   readonly readBytesAtPhaseStart?: number | null | undefined;
   /** The checkpoint's size on disk (`checkpointOf`); absent or null when unknown. */
   readonly checkpointBytes?: number | null | undefined;
+  /**
+   * What the weights of this node take in GPU memory when no past load says it: a node of a
+   * multi-node group holds its share of the checkpoint. Absent or null for a whole server.
+   */
+  readonly weightBytes?: number | null | undefined;
 }
 
 export { progressBases, type ProgressBasis } from '../types.js';
@@ -101,8 +107,10 @@ function measuredRatio(now: LoadNow, baseline: Baseline | null, phase: LoadingPh
 
 function memoryRatio(now: LoadNow, baseline: Baseline | null, phase: LoadingPhase): number | null {
   const end = baseline?.phases[phase]?.gpuBytesAtEnd ?? null;
-  if (end === null || now.gpuBytes === null || now.gpuBytesAtPhaseStart === null) return null;
-  const expected = end - now.gpuBytesAtPhaseStart;
+  if (now.gpuBytes === null || now.gpuBytesAtPhaseStart === null) return null;
+  const share = phase === 'loading_weights' ? (now.weightBytes ?? null) : null;
+  if (end === null && share === null) return null;
+  const expected = end === null ? (share ?? 0) : end - now.gpuBytesAtPhaseStart;
   if (expected < minGrowthBytes) return null;
   return cap((now.gpuBytes - now.gpuBytesAtPhaseStart) / expected);
 }

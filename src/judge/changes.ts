@@ -120,4 +120,12 @@ export type TargetChange =
   | { readonly type: 'buffering'; readonly attempt: number; readonly at: number; readonly buffered: boolean; readonly message: string }
   | { readonly type: 'canary_started'; readonly trigger: string }
   /** A canary run ended; `gate` is the canary half of the gate after it (for the run's own attempt). */
-  | { readonly type: 'canary'; readonly run: CanaryRun; readonly current: boolean; readonly gate: GateState | null; readonly closeAfterErrors: number };
+  | { readonly type: 'canary'; readonly run: CanaryRun; readonly current: boolean; readonly gate: GateState | null; readonly closeAfterErrors: number }
+  /** A node's place in its multi-node group, when first known and whenever its rank or size is learned. */
+  | { readonly type: 'group'; readonly role: 'head' | 'worker'; readonly rank: number | null; readonly nodes: number | null; readonly readyWithinSeconds: number }
+  /** A node of a group waits on another node past its stall budget (its silence is not its own stall), or no longer does. */
+  | { readonly type: 'waiting_state'; readonly attempt: number; readonly waiting: boolean; readonly on: string | null; readonly at: number }
+  /** A peer node's daemon answered, or stopped answering. */
+  | { readonly type: 'peer'; readonly peer: string; readonly up: boolean }
+  /** The latest log line of a node of a group (at most every few seconds). */
+  | { readonly type: 'last_line'; readonly line: string; readonly at: number };

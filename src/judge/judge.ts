@@ -29,6 +29,8 @@ import { gateVerdict, initialGate, nextGate, type GateState } from './gate.js';
 import { HealthRule } from './health-rule.js';
 import { unitExit } from './unit-exit.js';
 import { learnable } from './learnable.js';
+import { GroupMember } from './group-member.js';
+import { grewBy, loadArrivedBytesPerGpu, weightsArrivingBytesPerGpu } from './worker-evidence.js';
 
 /** Options of a judge beyond the target's configuration. */
 export interface JudgeOptions {
@@ -120,6 +122,18 @@ export class TargetJudge {
   private pending: { unit: boolean; health: { at: number; detail: string } | null; process: boolean } = { unit: false, health: null, process: false };
   /** Set while a health check that answered is being applied: the ready it makes has been answered. */
   private answering = false;
+  /** The target's place in its multi-node group; null for a server of its own. */
+  private readonly member: GroupMember | null;
+  /** GPU memory when the current attempt began: a worker's load shows as growth from there. */
+  private gpuAtAttemptStart: number | null = null;
+  /** Whether anything of the current attempt's load has reached this node (a line, GPU memory). */
+  private loadArrived = false;
+  /** What the machine was last told this node waits on among its group (null: nothing). */
+  private peerWaitSent: string | null = null;
+  /** Past its stall budget while waiting on another node: what on, since when. */
+  private waitingPast: { on: string; at: number } | null = null;
+  /** The latest time an observation or tick came with. */
+  private lastNow = 0;
 
   constructor(
     readonly name: string,
@@ -127,7 +141,12 @@ export class TargetJudge {
     readonly profile: CompiledProfile,
     private readonly options: JudgeOptions = {},
   ) {
-    this.machine = new PhaseMachine(new LineClassifier(profile), { stallBudgetsMs: config.stallBudgets });
+    this.member = config.group === undefined ? null : new GroupMember({ ...config, group: config.group });
+    this.machine = new PhaseMachine(new LineClassifier(profile), {
+      stallBudgetsMs: config.stallBudgets,
+      role: this.member?.role,
+      grouped: this.member !== null,
+    });
     const h = config.health;
     this.healthRule = new HealthRule({ unhealthyAfter: h.unhealthyAfter, listenGraceMs: h.listenGrace, lostAfterMs: h.lostAfter });
     this.fingerprint = this.computeFingerprint();
@@ -194,6 +213,7 @@ export class TargetJudge {
   /** Judges one observation meant for this target (or the whole host) at `now`. */
   observe(o: Observation, now: number): readonly TargetChange[] {
     this.firstSeenAt ??= now;
+    this.lastNow = Math.max(this.lastNow, now);
     switch (o.kind) {
       case 'log':
         this.onLine(o, now);
@@ -223,9 +243,15 @@ export class TargetJudge {
       case 'caught_up':
         this.settle(now);
         break;
+      case 'peer': {
+        const c = this.member?.onPeer(o.peer, o.state, o.error, o.at) ?? null;
+        if (c !== null) this.out.push(c);
+        break;
+      }
       case 'host':
         break;
     }
+    this.groupTick(now);
     this.refreshGate();
     return this.take();
   }
@@ -233,6 +259,7 @@ export class TargetJudge {
   /** Evaluates budgets and windows at `now`. */
   tick(now: number): readonly TargetChange[] {
     this.firstSeenAt ??= now;
+    this.lastNow = Math.max(this.lastNow, now);
     if (!this.settled && now - this.firstSeenAt >= (this.options.backlogGraceMs ?? defaultBacklogGraceMs)) this.settle(now);
     // While a backlog is caught up its lines are far behind the wall clock; a silence is judged on
     // the log's own clock, advanced by the time since its last line arrived.
@@ -243,6 +270,7 @@ export class TargetJudge {
     this.updateEstimate(now);
     if (now - this.gpuRecordedAt >= gpuRecordMs) this.recordGpus(now);
     if (this.uncounted !== null && now - this.uncounted.seenAt >= crashSettleMs) this.countCrash();
+    this.groupTick(now);
     this.refreshGate();
     return this.take();
   }
@@ -323,6 +351,14 @@ export class TargetJudge {
     this.followIdentity();
     const hints = hintsFromLine(o.line);
     if (hints !== null) this.lineHints = mergeHints(this.lineHints, hints);
+    const m = this.member;
+    if (m !== null) {
+      if (this.machine.progressAt !== before) this.loadArrived = true;
+      const phase = this.phase;
+      if (phase === 'starting' || phase === 'down') m.onLine(this.profile, o.line);
+      const last = m.lastLine(o.line, now);
+      if (last !== null) this.out.push(last);
+    }
   }
 
   private onHealth(status: number, durationMs: number, at: number, error: string | undefined): void {
@@ -392,6 +428,7 @@ export class TargetJudge {
     if (o.argv !== undefined) {
       this.identityArgv = identityFromArgv(o.argv);
       this.argvHints = hintsFromArgv(o.argv);
+      this.member?.onArgv(o.argv);
       this.refreshFingerprint();
     }
     if (o.alive) this.out.push({ type: 'cpu', seconds: o.cpuSeconds });
@@ -460,6 +497,7 @@ export class TargetJudge {
       if (m !== null) moved.push(m);
     }
     if (moved.length > 0) this.activitySignal(moved.length === 1 ? (moved[0] ?? '') : `memory of ${moved.length} GPUs changed`, at);
+    if (this.member?.role === 'worker') this.workerGpu(at);
     const lost = gpus.find((g) => g.fault !== null && this.ownsGpu(g));
     if (lost !== undefined) this.signal({ type: 'exited', detail: `GPU ${lost.index} (${lost.uuid}) fault: ${lost.fault ?? ''}`, reason: 'gpu_fault' }, at);
   }
@@ -477,6 +515,45 @@ export class TargetJudge {
       this.gpuByTarget.delete(String(gpu));
       this.out.push({ type: 'target_gpu', gpu: String(gpu), bytes: null });
     }
+  }
+
+  /** A worker's GPUs tell what its logs may not: something of the load arrived, its weights are arriving. */
+  private workerGpu(at: number): void {
+    const total = this.gpuTotal();
+    const gpus = this.resolved.indexes.length;
+    if (grewBy(total, this.gpuAtAttemptStart, gpus, loadArrivedBytesPerGpu)) this.loadArrived = true;
+    if (this.phase === 'starting' && total !== null && grewBy(total, this.gpuAtAttemptStart, gpus, weightsArrivingBytesPerGpu)) {
+      const grown = (total - (this.gpuAtAttemptStart ?? 0)) / 2 ** 30;
+      this.signal({ type: 'gpu_load', detail: `the memory of this node's ${gpus} GPU${gpus === 1 ? '' : 's'} grew by ${grown.toFixed(1)} GiB: its weights are arriving` }, at);
+    }
+  }
+
+  /**
+   * What the group says about this node now: a worker whose head serves has loaded its part; a
+   * node that another node holds back (or a worker the load has not reached yet) waits, and its
+   * silence past the budget is not its own stall.
+   */
+  private groupTick(now: number): void {
+    const m = this.member;
+    if (m === null) return;
+    const place = m.announce();
+    if (place !== null) this.out.push(place);
+    if (!isLoadingPhase(this.phase)) {
+      this.peerWaitSent = null;
+      return;
+    }
+    const head = m.headServing(now);
+    if (head !== null) {
+      this.signal({ type: 'group_ready', detail: `the head ${head} of group ${m.name} serves: this node's part is loaded` }, now);
+      return;
+    }
+    let wait = m.heldBackBy({ phase: this.phase, lastProgressAt: this.machine.progressAt }, now);
+    if (wait === null && m.role === 'worker' && !this.loadArrived && this.phase === 'starting') {
+      wait = `nothing of the load has reached this node yet (no line, no GPU memory): waiting for the head of group ${m.name} to start it`;
+    }
+    if (wait === this.peerWaitSent) return;
+    this.peerWaitSent = wait;
+    this.signal({ type: 'peer_wait', detail: wait }, now);
   }
 
   private pids(): Set<number> {
@@ -548,6 +625,13 @@ export class TargetJudge {
         this.stallInfo = null;
         this.crashContext = [];
         this.phaseEnteredAt = null;
+        this.gpuAtAttemptStart = this.gpuTotal();
+        this.loadArrived = false;
+        this.peerWaitSent = null;
+        if (this.waitingPast !== null) {
+          this.waitingPast = null;
+          this.out.push({ type: 'waiting_state', attempt: e.attempt, waiting: false, on: null, at: e.at ?? this.machine.now ?? 0 });
+        }
         this.out.push({ type: 'attempt', attempt: e.attempt, at: e.at, line: e.line, identity: e.identity, fingerprint: this.fingerprint, version: s.version, previous: prev });
         break;
       }
@@ -591,6 +675,14 @@ export class TargetJudge {
         this.out.push({ type: 'stall_state', stalled: true, lastProgressAt: s.lastProgressAt });
         break;
       }
+      case 'waiting':
+        this.waitingPast = { on: e.line, at: e.at };
+        this.out.push({ type: 'waiting_state', attempt: e.attempt, waiting: true, on: e.line, at: e.at });
+        break;
+      case 'waiting_cleared':
+        this.waitingPast = null;
+        this.out.push({ type: 'waiting_state', attempt: e.attempt, waiting: false, on: null, at: e.at });
+        break;
       case 'stall_cleared':
         this.stallInfo = null;
         this.out.push({ type: 'stall_cleared', attempt: e.attempt, phase: e.phase, at: e.at });
@@ -609,6 +701,12 @@ export class TargetJudge {
   // The gate
 
   private computeReadiness(): ReadinessStatus {
+    const own = this.ownReadiness();
+    return this.member === null ? own : this.member.readiness(own, this.phase, this.lastNow);
+  }
+
+  /** The gate of this server by itself (its phase, health and canary). */
+  private ownReadiness(): ReadinessStatus {
     const phase = this.phase;
     if (phase === 'ready') {
       const lost = this.healthRule.unhealthy;
@@ -722,7 +820,8 @@ export class TargetJudge {
               gpuBytesAtPhaseStart: this.gpuAtPhaseStart,
               readBytes: this.readBytes,
               readBytesAtPhaseStart: this.readBytesAtPhaseStart,
-              checkpointBytes: this.checkpointBytes,
+              checkpointBytes: this.member === null ? this.checkpointBytes : this.member.share(this.checkpointBytes),
+              weightBytes: this.member === null ? null : this.member.share(this.checkpointBytes),
             },
             this.baseline,
             { slowMultiple: this.config.learning.slowMultiple },
@@ -786,7 +885,7 @@ export class TargetJudge {
       now: new Date(now).toISOString(),
       name: this.name,
       engine: this.profile.name,
-      url: this.config.url,
+      url: this.config.url ?? '',
       phase: s.phase,
       since: iso(s.phaseSince),
       attempt: s.attempt,
@@ -821,6 +920,7 @@ export class TargetJudge {
       lines: this.machine.lineCounts(),
       benign: this.machine.benignByRule(),
       sources: Object.fromEntries([...this.sources].map(([k, v]) => [k, { ...v, at: iso(v.at) }])),
+      group: this.member === null ? null : this.member.status(now, s.waiting === null ? null : { on: s.waiting.line, since: s.waiting.at, pastBudget: s.waitingFlagged }),
     };
   }
 }

@@ -12,6 +12,8 @@ export interface ReplayReport {
   readonly format: InputFormat | 'empty';
   readonly finalPhase: Phase;
   readonly stalled: boolean;
+  /** The capture ends with the server waiting on another process or node (its wait lines are no progress). */
+  readonly waiting: boolean;
   readonly phases: readonly { phase: Phase; line: string | null; at: string | null; attempt: number }[];
   readonly crash: { reason: CrashReason; line: string; at: string | null; hint: string } | null;
   readonly progress: Readonly<Record<string, CounterReading>>;
@@ -84,6 +86,7 @@ export async function replayLines(
     format: total === 0 ? 'empty' : format(),
     finalPhase: state.phase,
     stalled: state.stalled,
+    waiting: state.waiting !== null,
     phases: machine.history().map((p) => ({ phase: p.phase, line: p.line, at: iso(p.at), attempt: p.attempt })),
     crash: state.crash === null ? null : { reason: state.crash.reason, line: state.crash.line, at: iso(state.crash.at), hint: state.crash.hint },
     progress: state.counters,

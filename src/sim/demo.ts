@@ -104,7 +104,7 @@ function progressBar(ratio: number, width: number, fill: string, empty: string):
 }
 
 /** The simulated nvidia-smi: prints the real CSV of `--query-gpu=... -lms N` from a state file the demo rewrites. */
-function nvidiaSmiScript(load: SimLoad, statePath: string): string {
+export function nvidiaSmiScript(load: Pick<SimLoad, 'gpuCount' | 'gpuName' | 'gpuMemoryTotalMiB'>, statePath: string): string {
   const node = /^\/[^\s]{1,120}$/.test(process.execPath) ? process.execPath : '/usr/bin/env node';
   return `#!${node}
 // The simulated nvidia-smi of \`modelwatch demo\`: ${load.gpuCount}x ${load.gpuName}, memory from ${statePath}.

@@ -111,13 +111,13 @@ const kvCacheTokens = Math.floor((kvCacheMiB * 2 ** 20) / kvBytesPerToken / 64) 
 const pad = (n: number, width = 2): string => String(n).padStart(width, '0');
 
 /** tqdm's `MM:SS` of a duration in seconds. */
-function clock(seconds: number): string {
+export function clock(seconds: number): string {
   const s = Math.max(0, Math.round(seconds));
   return `${pad(Math.floor(s / 60))}:${pad(s % 60)}`;
 }
 
 /** tqdm's default bar of `width` cells for a fraction done. */
-function bar(fraction: number, width = 10): string {
+export function bar(fraction: number, width = 10): string {
   const partials = [' ', '▏', '▎', '▍', '▌', '▋', '▊', '▉'];
   const eighths = Math.round(Math.min(1, Math.max(0, fraction)) * width * 8);
   const full = Math.floor(eighths / 8);
@@ -127,14 +127,14 @@ function bar(fraction: number, width = 10): string {
 }
 
 /** One update of a tqdm bar: the simulated seconds before it, what it draws, and the GPUs from then on. */
-interface BarUpdate {
+export interface BarUpdate {
   readonly wait: number;
   readonly text: string;
   readonly gpu?: SimGpuState;
 }
 
 /** Builds the lines of one load against a running clock of simulated seconds. */
-class LogBuilder {
+export class LogBuilder {
   readonly lines: SimLogLine[] = [];
   private elapsed = 0;
   private pending = 0;

@@ -3,12 +3,13 @@
  * phases; the daemon feeds observations to each target's phase machine.
  */
 
+import type { Phase } from '../types.js';
 import type { GpuDevice } from './nvidia-smi.js';
 
 export type { GpuDevice, MigDevice } from './nvidia-smi.js';
 
 /** The sources modelwatch has (`modelwatch_source_up{source}`). */
-export const sourceNames = ['journal', 'logfile', 'command', 'health', 'gpu', 'unit', 'process', 'host'] as const;
+export const sourceNames = ['journal', 'logfile', 'command', 'health', 'gpu', 'unit', 'process', 'host', 'peers'] as const;
 
 /** One source kind. */
 export type SourceName = (typeof sourceNames)[number];
@@ -24,6 +25,18 @@ export interface GpuSample {
   readonly utilization: number | null;
   /** nvidia-smi said the GPU is lost or failing ([GPU is lost], [Unknown Error]). */
   readonly fault: string | null;
+}
+
+/** What a peer's daemon says about the peer node (the parts a group needs). */
+export interface PeerObservation {
+  readonly role: 'head' | 'worker' | null;
+  readonly phase: Phase;
+  /** Its gate: a head verified, a worker loaded. */
+  readonly ready: boolean;
+  readonly stalled: boolean;
+  readonly waiting: boolean;
+  /** Epoch ms on the peer's clock. */
+  readonly lastProgressAt: number | null;
 }
 
 /** GPU memory held by one process (nvidia-smi --query-compute-apps). */
@@ -148,6 +161,11 @@ export type Observation =
   /** Host-wide activity. */
   | { readonly kind: 'host'; readonly at: number; readonly diskReadBytesTotal: number | null; readonly memoryUsedBytes: number | null; readonly memoryTotalBytes: number | null; readonly load1: number | null }
   /** A source's own health: `up` false with the reason when it cannot observe. */
+  /**
+   * A peer node of the target's multi-node group, as its own daemon reported it
+   * (`GET /api/v1/targets/:name` of the peer); `state` is null when the poll failed (`error` says why).
+   */
+  | { readonly kind: 'peer'; readonly target: string; readonly peer: string; readonly at: number; readonly state: PeerObservation | null; readonly error?: string | undefined }
   | { readonly kind: 'source'; readonly source: SourceName; readonly target?: string | undefined; readonly at: number; readonly up: boolean; readonly error?: string | undefined };
 
 /** Where a source sends what it sees. */

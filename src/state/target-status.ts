@@ -3,6 +3,7 @@
  * as JSON, `modelwatch status` and the status page parse it back into this type. Times are ISO
  * strings (the wire form); durations are named with their unit. Only the judging core builds it.
  */
+import type { GroupStatus } from './group-status.js';
 import type { CrashReason, LineClass, LoadingPhase, Phase } from '../types.js';
 
 /** Who runs the current attempt and how it was first seen (see the attempt ledger). */
@@ -261,4 +262,6 @@ export interface TargetStatus {
   readonly lines: Readonly<Record<LineClass, number>>;
   readonly benign: Readonly<Record<string, number>>;
   readonly sources: Readonly<Record<string, SourceStatus>>;
+  /** Its place in a multi-node group; null (or absent, from older daemons) for a server of its own. */
+  readonly group?: GroupStatus | null | undefined;
 }

@@ -12,6 +12,7 @@ import type {
   ProcessStatus, RiskStatus, SourceStatus, StallBudgetStatus, StallStatus, TargetStatus, UnhealthyStatus, UnitStatus,
 } from '../state/target-status.js';
 import { crashReasons, lineClasses, loadingPhases, phases, type LineClass, type LoadingPhase } from '../types.js';
+import { groupStatus } from './parse-group.js';
 import { bool, list, num, obj, oneOf, ratio, str, strings, type JsonObject } from './read-json.js';
 
 const budgetSources = ['fixed', 'learned', 'default'] as const;
@@ -293,5 +294,7 @@ export function parseTargetStatus(body: unknown, fallbackName: string): TargetSt
     lines: lineCounts(o['lines']),
     benign: record(o['benign'], num),
     sources: record(o['sources'], source),
+    // A daemon that predates groups sends none: the field stays absent, as it came.
+    ...(o['group'] === undefined ? {} : { group: groupStatus(o['group']) }),
   };
 }

@@ -15,7 +15,7 @@ describe('golden replays of the log corpus (its tuning part; the sealed part is 
 
   describe.each(fixtures.map((f) => [`${f.engine}/${f.slug}`, f] as const))('%s', (_name, f) => {
     it(`ends ${f.expect.finalPhase}${f.expect.crash ? ` (${f.expect.crash.reason})` : ''} through the expected phases`, async () => {
-      const report = await replayFile(catalog.compile(f.engine), f.log);
+      const report = await replayFile(catalog.compile(f.engine), f.log, f.expect.role === undefined ? {} : { role: f.expect.role });
       const phases = report.phases.map((p) => p.phase);
       // A capture that starts mid-load opens its attempt at its first marker; a human reading a
       // fragment may not count a stray start line of another rank as the start of the load.
@@ -37,10 +37,11 @@ describe('golden replays of the log corpus (its tuning part; the sealed part is 
         stalled: f.expect.stalled,
       });
       for (const [rule, n] of Object.entries(f.expect.benign ?? {})) expect(report.benign[rule]).toBe(n);
+      if (f.expect.waiting !== undefined) expect(report.waiting).toBe(f.expect.waiting);
     });
 
     it('opens a new attempt exactly at the lines where a new server process begins', async () => {
-      const report = await replayFile(catalog.compile(f.engine), f.log);
+      const report = await replayFile(catalog.compile(f.engine), f.log, f.expect.role === undefined ? {} : { role: f.expect.role });
       expect(replayOutcome(report).restarts).toEqual(f.expect.restarts ?? []);
     });
   });

@@ -104,7 +104,7 @@ describe('modelwatch demo', () => {
   it('rejects unknown scenarios and bad speeds with exit 2', async () => {
     const a = await run(main, ['demo', '--scenario', 'nope']);
     expect(a.code).toBe(2);
-    expect(a.stderr).toContain('unknown scenario "nope" (scenarios: ok, crash, stall, garbage)');
+    expect(a.stderr).toContain('unknown scenario "nope" (scenarios: ok, crash, stall, garbage, two-nodes, two-nodes-hang)');
     const b = await run(main, ['demo', '--speed', '0']);
     expect(b.code).toBe(2);
     expect(b.stderr).toContain('--speed must be a number above 0');

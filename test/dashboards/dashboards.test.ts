@@ -33,7 +33,7 @@ function allPanels(d: DashboardJson): Panel[] {
 /** The metric names the daemon exposes (histograms also expose _bucket, _sum and _count). */
 function exportedNames(): Set<string> {
   const names = new Set<string>();
-  for (const metric of new Metrics('x', ['t'], ['journal']).registry.getMetricsAsArray()) {
+  for (const metric of new Metrics('x', ['t'], ['journal'], { t: 'g' }).registry.getMetricsAsArray()) {
     names.add(metric.name);
     if (String(metric.type) === 'histogram') for (const s of ['_bucket', '_sum', '_count']) names.add(metric.name + s);
   }

@@ -20,7 +20,7 @@ function promtool(...args: string[]): { status: number | null; out: string } {
 /** Every series name the daemon exports: histograms as their _bucket, _sum and _count series. */
 function exportedNames(): Set<string> {
   const names = new Set<string>();
-  for (const m of new Metrics('x', ['t'], ['journal']).registry.getMetricsAsArray()) {
+  for (const m of new Metrics('x', ['t'], ['journal'], { t: 'g' }).registry.getMetricsAsArray()) {
     // prom-client types `type` as a numeric enum but sets the string at run time.
     const type: unknown = m.type;
     if (type === 'histogram') for (const suffix of ['_bucket', '_sum', '_count']) names.add(`${m.name}${suffix}`);

@@ -19,6 +19,10 @@ export interface Expectation {
    * golden test does not pin those parts (the scorer counts them as misses).
    */
   knownMiss?: { phaseOrder?: string; rootCause?: string };
+  /** Replay the log as one node of a multi-node group with this role (a worker node's own lines). */
+  role?: 'head' | 'worker';
+  /** The capture ends with the node waiting on another node (checked only where set). */
+  waiting?: boolean;
 }
 
 /** One golden fixture: a log and its expectation. */
