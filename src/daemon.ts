@@ -14,7 +14,7 @@ import { ModelwatchError } from './errors.js';
 import { HistoryWriter } from './daemon/recorder.js';
 import { readSecret, tokenMatches } from './daemon/secrets.js';
 import { openHistory, type History } from './history/database.js';
-import { scheduleCron } from './schedule.js';
+import { scheduleDaily } from './schedule.js';
 import { TargetRuntime } from './daemon/target.js';
 import { Metrics } from './metrics/registry.js';
 import { createNotifier } from './notify/dispatcher.js';
@@ -296,7 +296,8 @@ export async function startDaemon(config: Config, options: DaemonOptions = {}): 
       return Promise.resolve();
     };
     void prune();
-    scheduleCron('17 3 * * *', prune, signal, (err) => { log.warn({ err: String(err) }, 'load history prune failed'); });
+    // Every night at 03:17 local time, a quiet hour on most hosts.
+    scheduleDaily(3, 17, prune, signal, (err) => { log.warn({ err: String(err) }, 'load history prune failed'); });
   }
   const ticker = setInterval(() => {
     const now = Date.now();
