@@ -6,7 +6,7 @@
 import { setMaxListeners } from 'node:events';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { loadEngineCatalog } from './config/engines.js';
+import type { EngineCatalog } from './config/catalog.js';
 import type { Config } from './config/schema.js';
 import { CanaryDriver } from './daemon/canary.js';
 import { EventHub } from './daemon/events.js';
@@ -14,7 +14,7 @@ import { ModelwatchError } from './errors.js';
 import { HistoryWriter } from './daemon/recorder.js';
 import { readSecret, tokenMatches } from './daemon/secrets.js';
 import { openHistory, type History } from './history/database.js';
-import { scheduleCron } from './schedule.js';
+import { scheduleDaily } from './schedule.js';
 import { TargetRuntime } from './daemon/target.js';
 import { Metrics } from './metrics/registry.js';
 import { createNotifier } from './notify/dispatcher.js';
@@ -47,6 +47,8 @@ export interface DaemonOptions {
   readonly tickMs?: number | undefined;
   /** Interval of the unit, process and host sources; default 2 s. */
   readonly pollMs?: number | undefined;
+  /** The engine catalog of `config.engines.dirs`, when the caller already has it (it validated the configuration). */
+  readonly catalog?: EngineCatalog | undefined;
 }
 
 /** The load history's state, as `/healthz` reports it. */
@@ -87,7 +89,9 @@ function readTls(tls: Config['listen']['tls']): { cert: Buffer; key: Buffer } | 
 
 /** Starts the daemon for a loaded configuration. */
 export async function startDaemon(config: Config, options: DaemonOptions = {}): Promise<Daemon> {
-  const catalog = loadEngineCatalog(config.engines.dirs);
+  // Read from disk only without one: `modelwatch run` brings it, and reading profiles loads the
+  // YAML parser and schemas that it keeps out of the daemon.
+  const catalog = options.catalog ?? (await import('./config/engines.js')).loadEngineCatalog(config.engines.dirs);
   const names = Object.keys(config.targets);
   const used: SourceName[] = ['health', 'process'];
   for (const t of Object.values(config.targets)) {
@@ -308,7 +312,8 @@ export async function startDaemon(config: Config, options: DaemonOptions = {}): 
       return Promise.resolve();
     };
     void prune();
-    scheduleCron('17 3 * * *', prune, signal, (err) => { log.warn({ err: String(err) }, 'load history prune failed'); });
+    // Every night at 03:17 local time, a quiet hour on most hosts.
+    scheduleDaily(3, 17, prune, signal, (err) => { log.warn({ err: String(err) }, 'load history prune failed'); });
   }
   const ticker = setInterval(() => {
     const now = Date.now();

@@ -1,8 +1,6 @@
-import { setFlagsFromString } from 'node:v8';
 import { ModelwatchError } from '../errors.js';
 import { exitCodes, type CommandIO } from './io.js';
-import { checkConfigCommand } from './check-config.js';
-import { replayCommand } from './replay.js';
+import { keepYoungGenerationSmall } from './young-generation.js';
 import { version } from '../version.js';
 
 /** Top-level usage of the `modelwatch` command. */
@@ -37,20 +35,20 @@ type Command = (args: readonly string[], io: CommandIO) => Promise<number>;
 
 const commands: Readonly<Record<string, Command>> = {
   // The daemon loads fastify, undici and prom-client: only `run` pays for that. It lives long and
-  // mostly idles, so V8's young generation keeps its first size instead of growing to 16 MiB
-  // semi-spaces on start-up's allocations: about 20 MiB less resident memory (docs/performance.md).
+  // mostly idles: about 20 MiB less resident memory with a young generation that stays small.
   run: async (args, io) => {
-    setFlagsFromString('--semi-space-growth-factor=1');
+    keepYoungGenerationSmall();
     return (await import('./run.js')).runCommand(args, io);
   },
-  replay: replayCommand,
+  // Every command loads its own modules when it runs: `run` keeps the YAML parser and schemas out.
+  replay: async (args, io) => (await import('./replay.js')).replayCommand(args, io),
   smoke: async (args, io) => (await import('./smoke.js')).smokeCommand(args, io),
   demo: async (args, io) => (await import('./demo.js')).demoCommand(args, io),
   status: async (args, io) => (await import('./status.js')).statusCommand(args, io),
   watch: async (args, io) => (await import('./watch.js')).watchCommand(args, io),
   wait: async (args, io) => (await import('./wait.js')).waitCommand(args, io),
   notify: async (args, io) => (await import('./notify.js')).notifyCommand(args, io),
-  'check-config': checkConfigCommand,
+  'check-config': async (args, io) => (await import('./check-config.js')).checkConfigCommand(args, io),
   version: (_args, io) => {
     io.stdout.write(`${version}\n`);
     return Promise.resolve(exitCodes.ok);

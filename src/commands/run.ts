@@ -1,8 +1,9 @@
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../config/load.js';
+import { loadConfigApart } from '../config/load-apart.js';
 import { startDaemon, type Daemon } from '../daemon.js';
 import { ModelwatchError } from '../errors.js';
 import { exitCodes, type CommandIO } from './io.js';
+import { keepYoungGenerationSmall } from './young-generation.js';
 import { listenFailure, parseListen } from './listen.js';
 
 export { parseListen } from './listen.js';
@@ -26,11 +27,14 @@ export async function runCommand(args: readonly string[], io: CommandIO): Promis
     return exitCodes.ok;
   }
   if (values.config === undefined) throw new ModelwatchError('MW_ERR_USAGE', '-c FILE is required');
-  const config = loadConfig(values.config);
+  // Read and validated in a worker thread: the YAML parser, the schemas and the profiles' sources
+  // stay out of the daemon's memory.
+  const { config, catalog } = await loadConfigApart(values.config);
+  keepYoungGenerationSmall();
   const listen = values.listen === undefined ? undefined : parseListen(values.listen);
   let daemon: Daemon;
   try {
-    daemon = await startDaemon(config, { listen });
+    daemon = await startDaemon(config, { listen, catalog });
   } catch (err) {
     const why = listenFailure(err, listen ?? config.listen, listen === undefined ? `--listen HOST:PORT or listen.port in ${values.config}` : '--listen HOST:PORT');
     if (why === undefined) throw err;

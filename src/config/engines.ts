@@ -2,22 +2,16 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseDocument } from 'yaml';
-import { compileProfile, ProfileError, type CompiledProfile, type EngineProfileSpec } from '../classify/profile.js';
+import type { EngineProfileSpec } from '../classify/profile.js';
 import { ModelwatchError } from '../errors.js';
+import { catalogOf, type EngineCatalog } from './catalog.js';
 import { engineProfileSchema } from './engine-schema.js';
 import { formatIssues } from './issues.js';
 
+export type { EngineCatalog } from './catalog.js';
+
 /** The directory of the engine profiles shipped with modelwatch (`config/engines/`). */
 export const builtinEnginesDir = resolve(dirname(fileURLToPath(import.meta.url)), '../../config/engines');
-
-/** Every engine profile found in a set of directories, by name; later directories override earlier ones. */
-export interface EngineCatalog {
-  readonly specs: ReadonlyMap<string, EngineProfileSpec>;
-  /** The names a target may use (profiles that are not abstract). */
-  readonly engines: readonly string[];
-  /** Compiles the named profile (cached). */
-  compile(name: string): CompiledProfile;
-}
 
 function readSpec(file: string): EngineProfileSpec {
   let text: string;
@@ -66,29 +60,12 @@ export function loadEngineCatalog(extraDirs: readonly string[] = [], builtinDir 
       }
     }
   }
-  const cache = new Map<string, CompiledProfile>();
-  const compile = (name: string): CompiledProfile => {
-    const hit = cache.get(name);
-    if (hit) return hit;
-    const spec = specs.get(name);
-    if (spec === undefined || spec.abstract === true) {
-      const known = [...specs.values()].filter((s) => s.abstract !== true).map((s) => s.name);
-      throw new ModelwatchError('MW_ERR_PROFILE_UNKNOWN', `"${name}" (known: ${known.join(', ')})`);
-    }
-    try {
-      const compiled = compileProfile(spec, (n) => specs.get(n));
-      cache.set(name, compiled);
-      return compiled;
-    } catch (err) {
-      if (err instanceof ProfileError) throw new ModelwatchError('MW_ERR_PROFILE_INVALID', err.message, [err.message]);
-      throw err;
-    }
-  };
+  const catalog = catalogOf(specs);
   // Compile every profile once up front so a bad pattern is reported at load, not at first use.
   for (const spec of specs.values()) {
     if (spec.abstract === true) continue;
     try {
-      compile(spec.name);
+      catalog.compile(spec.name);
     } catch (err) {
       if (err instanceof ModelwatchError) problems.push(...err.problems);
       else throw err;
@@ -97,6 +74,5 @@ export function loadEngineCatalog(extraDirs: readonly string[] = [], builtinDir 
   if (problems.length > 0) {
     throw new ModelwatchError('MW_ERR_PROFILE_INVALID', `${problems.length} problem(s) in engine profiles`, problems);
   }
-  const engines = [...specs.values()].filter((s) => s.abstract !== true).map((s) => s.name).sort();
-  return { specs, engines, compile };
+  return catalog;
 }

@@ -3,7 +3,7 @@
  * `VLLM_ENGINE_READY_TIMEOUT_S`, a Kubernetes startupProbe budget), compared with how long past
  * loads of the same fingerprint took and with the current load's elapsed time and ETA. Pure.
  */
-import { formatDuration } from '../config/duration.js';
+import { formatDuration } from '../config/duration-text.js';
 import type { DeadlineSpec } from '../classify/profile.js';
 import type { Baseline } from './baseline.js';
 

@@ -1,11 +1,10 @@
 /**
  * The host source: host-wide disk reads, memory and load, the context of a load (weights stream
- * from disk; a page cache filling up; a host swapping). The only module that imports
- * systeminformation.
+ * from disk; a page cache filling up; a host swapping). Everything is read from the kernel's own
+ * files (/proc/diskstats, /proc/meminfo) and `os.loadavg()`: no library, no child process.
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
-import si from 'systeminformation';
 import { backoffMs, sleep, type Emit, type Source } from './source.js';
 
 /** Options of {@link createHostSource}. */
@@ -28,7 +27,7 @@ function finite(n: unknown): number | null {
 /**
  * Bytes read since boot from the host's whole disks: sectors read × 512 from /proc/diskstats, for
  * the devices listed in /sys/block (partitions would count twice; loop and RAM devices are not
- * disks). Read directly: systeminformation's fsStats() runs `lsblk | grep` through a shell.
+ * disks). Read directly: a library's disk statistics would run `lsblk` through a shell.
  * Null when the kernel files cannot be read.
  */
 export async function diskReadBytes(procRoot = '/proc', sysBlock = '/sys/block'): Promise<number | null> {
@@ -46,17 +45,45 @@ export async function diskReadBytes(procRoot = '/proc', sysBlock = '/sys/block')
   }
 }
 
+/** Total and available memory of the host, bytes; a value the host cannot give is null. */
+export interface HostMemory {
+  readonly total: number | null;
+  readonly available: number | null;
+}
+
 /**
- * Takes one sample. Disk reads come from {@link diskReadBytes}.
+ * Parses the text of /proc/meminfo (`MemTotal:  263842340 kB` lines). Available is the kernel's
+ * own estimate, `MemAvailable` (Linux 3.14 and later); an older kernel's is approximated as free
+ * plus buffers plus page cache, as `free` did before it.
+ */
+export function parseMeminfo(text: string): HostMemory {
+  const kib = new Map<string, number>();
+  for (const m of text.matchAll(/^(\w+):\s+(\d+)(?: kB)?\s*$/gm)) kib.set(m[1] ?? '', Number(m[2]) * 1024);
+  const total = kib.get('MemTotal') ?? null;
+  const free = kib.get('MemFree');
+  const available = kib.get('MemAvailable') ?? (free === undefined ? null : free + (kib.get('Buffers') ?? 0) + (kib.get('Cached') ?? 0));
+  return { total, available };
+}
+
+/** The host's memory from `/proc/meminfo`; both values null when it cannot be read (not Linux). */
+export async function memoryBytes(procRoot = '/proc'): Promise<HostMemory> {
+  try {
+    return parseMeminfo(await readFile(`${procRoot}/meminfo`, 'utf8'));
+  } catch {
+    return { total: null, available: null };
+  }
+}
+
+/**
+ * Takes one sample. Disk reads come from {@link diskReadBytes}, memory from {@link memoryBytes}.
  * Used memory is total minus available (what `free` calls used plus what cannot be reclaimed),
  * not total minus free: reading hundreds of GB of weights fills the page cache, which is free to
  * take back. Never rejects.
  */
-export async function sampleHost(): Promise<HostSample> {
-  // si.mem() reads /proc/meminfo itself on Linux (no child process).
-  const [rx, mem] = await Promise.all([diskReadBytes(), si.mem().catch(() => null)]);
-  const total = finite(mem?.total);
-  const available = finite(mem?.available);
+export async function sampleHost(procRoot = '/proc', sysBlock = '/sys/block'): Promise<HostSample> {
+  const [rx, mem] = await Promise.all([diskReadBytes(procRoot, sysBlock), memoryBytes(procRoot)]);
+  const total = finite(mem.total);
+  const available = finite(mem.available);
   const load = loadavg()[0];
   return {
     diskReadBytesTotal: rx,

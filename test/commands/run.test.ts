@@ -5,8 +5,11 @@ import { join } from 'node:path';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { parseListen } from '../../src/commands/run.js';
+import { loadConfig } from '../../src/config/load.js';
+import type { ModelwatchError } from '../../src/errors.js';
 import { startSimServer } from '../../src/sim/server.js';
 import { buildJournal, haveJournalTools } from '../support/journal.js';
+import { runCli } from './cli.js';
 
 const root = join(import.meta.dirname, '..', '..');
 
@@ -66,4 +69,25 @@ describe.runIf(haveJournalTools)('modelwatch run (the process)', () => {
       await sim.close();
     }
   }, 30_000);
+});
+
+describe('modelwatch run with a configuration it cannot use', () => {
+  // The configuration is read in a worker thread; what the user sees is what loadConfig's error says.
+  it('prints every problem loadConfig finds, as it finds them, and exits 1 (invalid) or 2 (unreadable), no stack trace', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mw-run-bad-'));
+    const bad = join(dir, 'bad.yaml');
+    writeFileSync(bad, 'targets:\n  a:\n    engine: vlm\n    url: ftp://x\n    logs: { file: { path: rel.log } }\n    gpuz: 1\n');
+    let expected = '';
+    try {
+      loadConfig(bad);
+    } catch (err) {
+      const e = err as ModelwatchError;
+      expected = `modelwatch run: ${e.message}\n${e.problems.map((p) => `  - ${p}\n`).join('')}`;
+    }
+    expect(expected).toMatch(/4 problem\(s\)/);
+    const invalid = await runCli(['run', '-c', bad]);
+    expect({ code: invalid.code, stderr: invalid.stderr, stdout: invalid.stdout }).toEqual({ code: 1, stderr: expected, stdout: '' });
+    const missing = await runCli(['run', '-c', join(dir, 'none.yaml')]);
+    expect({ code: missing.code, stderr: missing.stderr }).toEqual({ code: 2, stderr: `modelwatch run: configuration file cannot be read: ${join(dir, 'none.yaml')}: no such file\n  - ${join(dir, 'none.yaml')}: no such file\n` });
+  }, 60_000);
 });
