@@ -8,6 +8,9 @@ import { z } from 'zod';
 import { defaultStallBudgetsMs } from '../classify/machine.js';
 import { type LoadingPhase } from '../types.js';
 import { durationSchema, formatDuration } from './duration.js';
+import { groupNamePattern, groupRoles } from './group.js';
+
+export { defaultGroupReadyWithinMs, groupNamePattern, groupRoles } from './group.js';
 
 export { formatDuration, parseDuration } from './duration.js';
 
@@ -481,15 +484,6 @@ const deadlinesSchema = z
     'deadlines other parts impose on a load, like a Kubernetes startupProbe (startup_probe: 10m); engine deadlines such as vLLM\'s ' +
       'VLLM_ENGINE_READY_TIMEOUT_S come from the engine profile and the unit environment, and can be set here by their kind (engine_ready_timeout: 30m)',
   );
-
-/** The roles of a node in a multi-node group: the head serves the API, workers hold the rest of the model. */
-export const groupRoles = ['head', 'worker'] as const;
-
-/** How long a group may take to become ready when its nodes do not say (`readyWithin`). */
-export const defaultGroupReadyWithinMs = 3_600_000;
-
-/** The syntax of a group name: it becomes the `group` label of every metric of its nodes. */
-export const groupNamePattern = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
 
 const peerSchema = z
   .strictObject({

@@ -5,7 +5,8 @@
  * readings and lines come with their times.
  */
 import type { CompiledProfile } from '../classify/profile.js';
-import { defaultGroupReadyWithinMs, type TargetConfig } from '../config/schema.js';
+import { defaultGroupReadyWithinMs } from '../config/group.js';
+import type { TargetConfig } from '../config/schema.js';
 import type { PeerObservation } from '../sources/source.js';
 import type { GroupStatus, PeerStatus } from '../state/group-status.js';
 import type { ReadinessStatus } from '../state/target-status.js';

@@ -31,6 +31,7 @@
  */
 import { redactLine } from '../redact.js';
 import { follow, run, type ExecExit } from './exec.js';
+import { atOrBefore } from './journal-cursor.js';
 import { journalMessage } from './journal-message.js';
 import { maxRecordBytes, truncateLine } from './lines.js';
 import { backoffMs, sleep, type Emit, type Source } from './source.js';
@@ -349,11 +350,28 @@ export function createJournalSource(options: JournalSourceOptions): JournalSourc
       // An object, not a variable: it is set in the follower's callback.
       const overflow = { seen: false };
       const startedAt = Date.now();
+      // The backlog's last entry: the follower's entries up to it were read by the backlog already.
+      // The follower may be behind the backlog (a busy machine), so the mark also applies to what
+      // it delivers after the backlog ended, not only to what it buffered.
+      let mark: string | undefined;
+      const pass = (entry: Fields, cursor: string | undefined): void => {
+        if (mark !== undefined && cursor !== undefined) {
+          const before = atOrBefore(cursor, mark);
+          if (before === true) {
+            if (cursor === mark) mark = undefined;
+            return;
+          }
+          // An entry the cursors cannot place is read (a repeat is better than a loss); the
+          // mark stays for the entries after it.
+          if (before === false) mark = undefined;
+        }
+        onEntry(entry, cursor);
+      };
       const follower = follow({ argv: followArgv(from) }, {
         signal: halt.signal,
         maxLineBytes: maxRecordBytes,
         onLine: reader(from, (entry, cursor) => {
-          if (buffered === undefined) onEntry(entry, cursor);
+          if (buffered === undefined) pass(entry, cursor);
           else if (buffered.length < maxBuffered) buffered.push({ entry, cursor });
           else overflow.seen = true;
         }),
@@ -369,11 +387,10 @@ export function createJournalSource(options: JournalSourceOptions): JournalSourc
         if (exit.error !== undefined || exit.signal !== null || exit.code !== 0) backlogFailed = exitText(exit);
       }
       if (!stopped() && backlogFailed === undefined) {
-        // The follower's entries up to the backlog's last one were read by the backlog already.
         const pending = buffered ?? [];
         buffered = undefined;
-        const last = pending.findIndex((b) => b.cursor !== undefined && b.cursor === lastCursor);
-        for (const b of pending.slice(last + 1)) onEntry(b.entry, b.cursor);
+        if (backlogArgv !== undefined && lastCursor !== undefined && lastCursor !== from) mark = lastCursor;
+        for (const b of pending) pass(b.entry, b.cursor);
         if (!caughtUp) {
           caughtUp = true;
           emit({ kind: 'caught_up', source: 'journal', target, at: Date.now(), invocation: current, entries });

@@ -3,7 +3,7 @@
 // rotation is done the way journald does it on disk: the active file is renamed to an archived
 // name, a new active file is started in the same directory, and vacuuming deletes archived files.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
@@ -88,11 +88,11 @@ interface Running {
   stop(): Promise<void>;
 }
 
-function start(dir: string, options: { afterCursor?: string; onDown?: () => void } = {}): Running {
+function start(dir: string, options: { afterCursor?: string; onDown?: () => void; journalctl?: string } = {}): Running {
   const logs: Log[] = [];
   const ups: Up[] = [];
   const controller = new AbortController();
-  const source = createJournalSource({ target: 'kimi', unit: 'vllm.service', directory: dir, backoffBaseMs: 50, backoffCapMs: 200, afterCursor: options.afterCursor });
+  const source = createJournalSource({ target: 'kimi', unit: 'vllm.service', directory: dir, backoffBaseMs: 50, backoffCapMs: 200, afterCursor: options.afterCursor, journalctl: options.journalctl });
   const done = source.run((o) => {
     if (o.kind === 'log') logs.push(o);
     if (o.kind === 'source') {
@@ -173,6 +173,36 @@ describe.runIf(haveJournalTools)('journal faults: journalctl killed, restarted, 
     expect(downs).toHaveLength(4);
     for (const d of downs) expect(d.error).toMatch(/^journalctl killed by SIGKILL/);
     expect(followers(j.dir)).toEqual([]);
+  });
+
+  // On a busy machine the follower (started first) can be slower than the backlog's journalctl and
+  // deliver, after the backlog ended, entries the backlog read already. A journalctl whose follower
+  // starts a second late shows that order every time.
+  it('reads no entry twice when the follower delivers after the backlog ended (a fresh start and a resume)', async () => {
+    const bin = mkdtempSync(join(tmpdir(), 'mw-late-follower-'));
+    cleanups.push(() => { rmSync(bin, { recursive: true, force: true }); });
+    const late = join(bin, 'journalctl');
+    writeFileSync(late, '#!/bin/sh\ncase " $* " in *" -f "*) sleep 1 ;; esac\nexec journalctl "$@"\n');
+    chmodSync(late, 0o755);
+    const j = new JournalDir();
+    j.append(20);
+    const first = start(j.dir, { journalctl: late });
+    await until('the backlog', () => first.logs.length >= 20);
+    j.append(5);
+    await until('the followed lines', () => first.logs.length >= 25);
+    await new Promise((r) => setTimeout(r, 1500));
+    await first.stop();
+    expectEveryLineOnce(first.logs, 25);
+    j.append(10);
+    j.rotate();
+    j.append(10);
+    const second = start(j.dir, { journalctl: late, afterCursor: first.source.lastCursor! });
+    await until('the lines written while modelwatch was down', () => second.logs.length >= 20);
+    j.append(5);
+    await until('new lines', () => second.logs.length >= 25);
+    await new Promise((r) => setTimeout(r, 1500));
+    await second.stop();
+    expect(second.logs.map((l) => l.line)).toEqual(Array.from({ length: 25 }, (_, k) => `line ${25 + k}`));
   });
 
   it('resumes after its saved cursor when modelwatch restarts across a rotation and a vacuum', async () => {
