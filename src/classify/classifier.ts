@@ -37,6 +37,8 @@ export interface LineVerdict {
   readonly exception: boolean;
   /** A line saying the server is being stopped as planned. */
   readonly stop: boolean;
+  /** A line saying the cause follows on the next line (a Rust panic's header, NCCL's `Last error:`). */
+  readonly detail: boolean;
   readonly counter: CounterReading | undefined;
   /** Name of the benign rule that matched, with the phases it is harmless in. */
   readonly benign: BenignMatch | undefined;
@@ -121,6 +123,7 @@ export class LineClassifier {
       restart: false,
       serving: false,
       stop: false,
+      detail: false,
       recovery: false,
       exception: false,
       counter: undefined,
@@ -163,6 +166,7 @@ export class LineClassifier {
     let restart = false;
     let serving = false;
     let stop = false;
+    let detail = false;
     let recovery = false;
     let exception = false;
     let counter: CounterReading | undefined;
@@ -229,6 +233,9 @@ export class LineClassifier {
         case 'worker_ready':
           if (!workerReady && (rule.exact === undefined ? rule.re.test(line.message) : this.exactMatch(rule, rule.exact))) workerReady = true;
           break;
+        case 'detail':
+          if (!detail && (rule.exact === undefined ? rule.re.test(line.message) : this.exactMatch(rule, rule.exact))) detail = true;
+          break;
       }
     }
     let crash: CrashMatch | undefined;
@@ -247,6 +254,7 @@ export class LineClassifier {
     v.restart = restart;
     v.serving = serving;
     v.stop = stop;
+    v.detail = detail;
     v.recovery = recovery;
     v.exception = exception;
     v.counter = counter;

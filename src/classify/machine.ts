@@ -130,6 +130,8 @@ interface Candidate {
   readonly line: string;
   readonly at: number | null;
   readonly specific: boolean;
+  /** The line a report's header said its cause follows on (a panic's message, NCCL's last error). */
+  readonly detail?: boolean;
 }
 
 // A raised exception's own line ("ValueError: ...", "torch.OutOfMemoryError: ..."): a process died there.
@@ -187,6 +189,8 @@ export class PhaseMachine {
   private reported = false;
   /** The exception report the attempt ended its lines with, until a later line shows progress. */
   private block: OpenBlock | null = null;
+  /** The previous line said the cause follows (a `detail` line): the next non-blank line states it. */
+  private detailNext = false;
   private foretold: { reason: CrashReason; line: string; at: number | null }[] = [];
   private counters: Record<string, { -readonly [K in keyof CounterReading]: CounterReading[K] }> = {};
   private lastProgressAt: number | null = null;
@@ -491,9 +495,27 @@ export class PhaseMachine {
       this.enter('down', line, at, events);
       return 'phase';
     }
-    // A capture that begins mid-load has no start line: its first marker opens the attempt there.
-    if (this.phase === 'down' && v.phase !== undefined && v.crash === undefined) this.newAttempt(line, at, events, this.ledger.opened('marker', at), v.phase);
+    // A capture that begins mid-load has no start line: its first marker opens the attempt there. A
+    // traceback frame that names a phase does not: a capture that is only a report shows no phase.
+    if (this.phase === 'down' && v.phase !== undefined && v.crash === undefined && !v.exception) this.newAttempt(line, at, events, this.ledger.opened('marker', at), v.phase);
     else if (this.phase === 'down' && this.worker && v.workerReady && v.crash === undefined) this.newAttempt(line, at, events, this.ledger.opened('marker', at), 'ready');
+    // The line a report's header announced ("thread 'main' panicked at src/main.rs:3:5:", "Last error:")
+    // states the cause, whatever its words; a line that names a specific cause keeps its reason.
+    const detail = this.detailNext && v.line.message.trim() !== '';
+    if (detail) this.detailNext = false;
+    if (v.detail) {
+      this.detailNext = true;
+      this.openBlock(line, at, false, true);
+    }
+    if (detail && this.phase !== 'crashed' && (v.crash === undefined || v.crash.causal)) {
+      this.progress(at, events);
+      addCandidate(this.candidates, { reason: v.crash?.reason ?? 'unknown', line, at, specific: v.crash?.specific ?? false, detail: true });
+      this.answered = false;
+      this.reported = true;
+      if (v.crash?.terminal === true) this.enterCrash(line, at, events, undefined);
+      else this.openBlock(line, at, v.crash?.specific ?? false, false);
+      return 'error';
+    }
     if (v.crash) {
       this.progress(at, events);
       if (this.phase === 'crashed') {
@@ -521,7 +543,7 @@ export class PhaseMachine {
       this.answered = true;
     }
     const before = this.phase;
-    if (v.phase !== undefined && this.phase !== 'crashed') {
+    if (v.phase !== undefined && this.phase !== 'crashed' && this.phase !== 'down') {
       if (rank(v.phase) > rank(this.phase)) this.enter(v.phase, line, at, events);
       cls = 'phase';
     }
@@ -666,7 +688,12 @@ export class PhaseMachine {
     consequential: { reason: CrashReason } | undefined,
     unseenHint?: string,
   ): void {
-    const root = this.candidates.find((c) => c.specific) ?? this.candidates[0];
+    // The cause a report's header announced comes first when it is specific, or when nothing else is.
+    const root =
+      this.candidates.find((c) => c.detail === true && c.specific) ??
+      this.candidates.find((c) => c.specific) ??
+      this.candidates.find((c) => c.detail === true) ??
+      this.candidates[0];
     // A capture that is only a crash (a pasted traceback) still is one attempt.
     if (this.phase === 'down') this.newAttempt(line, at, events, this.ledger.opened('crash', at), null);
     const reason = root?.reason ?? consequential?.reason ?? 'unknown';

@@ -31,7 +31,9 @@ const isoStamp = /(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))
 const syslogStamp = /([A-Z][a-z]{2}) +(\d{1,2}) (\d\d):(\d\d):(\d\d)(?:\.\d+)? \S+ ([^\s[:]+)(?:\[\d+\])?: /y;
 const rayDaemonPrefix = /\((?:raylet|gcs_server|autoscaler|monitor|dashboard)[^)]*\)\s*/y;
 const sglangHeader = /\[(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?:[.,](\d{1,6}))?(?: [^\]]*)?\] /y;
-const tgiLevel = /(TRACE|DEBUG|INFO|WARN|ERROR) +((?:[a-z_][\w-]*(?:\{[^}]*\})?(?:::[\w-]+)*: )*)(?:[\w/.-]+\.rs:\d+: )?/y;
+// The Rust source location after the target (`router/src/main.rs:329: `); pasted into GitHub, `main.rs` may have
+// become a Markdown link (`router/src/[main.rs:329:](http://main.rs/...) `).
+const tgiLevel = /(TRACE|DEBUG|INFO|WARN|ERROR) +((?:[a-z_][\w-]*(?:\{[^}]*\})?(?:::[\w-]+)*: )*)(?:[\w/.-]+\.rs:\d+: |[\w/.-]*\[[\w.-]+\.rs:\d+:\]\([^)\s]*\) )?/y;
 const uvicornLevel = /(DEBUG|INFO|WARNING|ERROR|CRITICAL):\s+/y;
 // After a timestamp, a level and a logger between bars: FastChat's `| ERROR | stderr | ` (vLLM and others run
 // in its workers) and loguru's `| INFO     | module:function:42 - ` (TGI's shards).
@@ -39,6 +41,9 @@ const barLevel = /\| ?(TRACE|DEBUG|INFO|SUCCESS|WARNING|ERROR|CRITICAL) *\| ?(?:
 // torchrun and torch.distributed prefix each line of a rank's output: `[rank0]: `.
 const rankPrefix = /\[rank\d+\]: /y;
 const bracketLevel = /\[?(DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL|FATAL)\]?(?::\s*|\s+)/y;
+// A launcher that re-logs the server's lines behind its own header (`2026-06-09 14:01:52.982 [Error] (Process) `):
+// a capitalised level in brackets and an optional source tag; the engine's own header follows.
+const wrapperLevel = /\[(Trace|Debug|Info|Warn|Warning|Error|Critical|Fatal)\] (?:\([A-Za-z][\w.-]*\) )?/y;
 // llama.cpp's elapsed time since the process started: minutes.seconds.milliseconds.microseconds.
 const llamaStamp = /(\d+)\.(\d\d)\.(\d{3})\.(\d{3}) ([IWEDT]) /y;
 // llama-server in router mode echoes a child's lines behind the child's port: `[49919] 0.00.403.369 I ...`.
@@ -333,6 +338,8 @@ export function normalizeLine(raw: string, year: number, into?: LineView): Norma
   let at: number | undefined;
   let origin: string | undefined;
   let elapsed: number | undefined;
+  // The level a wrapper's header gave; the engine's own header, when one follows, says it better.
+  let outer: Level | undefined;
   let m: RegExpExecArray | null;
   // Headers nest (container > timestamp > process > engine header); peel them from the left.
   // The level header is the innermost: the message starts right after it.
@@ -356,6 +363,11 @@ export function normalizeLine(raw: string, year: number, into?: LineView): Norma
         level = levelOf(m[1] ?? '');
         p += m[0].length;
         break;
+      }
+      if (outer === undefined && (m = stickyAt(wrapperLevel, text, p))) {
+        outer = levelOf((m[1] ?? '').toUpperCase());
+        p += m[0].length;
+        continue;
       }
       if (isDigit(text, p + 1) && (m = stickyAt(routerChildPrefix, text, p))) {
         p += m[0].length;
@@ -416,6 +428,7 @@ export function normalizeLine(raw: string, year: number, into?: LineView): Norma
     }
     break;
   }
+  level ??= outer;
   if (text.charCodeAt(end - 1) === 93 /* ] */ && text.includes(' across cluster]', p)) {
     const m2 = rayRepeat.exec(text.slice(p, end));
     if (m2) end = p + m2.index;

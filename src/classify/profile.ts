@@ -35,6 +35,11 @@ export interface EngineProfileSpec {
   readonly stop?: readonly string[] | undefined;
   /** Lines of an exception report (traceback headers, frames, chained-exception notes, native frames). */
   readonly exception?: readonly string[] | undefined;
+  /**
+   * Lines that say the cause follows on the next line (a Rust panic's `thread 'main' panicked at FILE:LINE:COL:`,
+   * NCCL's `Last error:`): the next line that is not blank is the report's own statement of its cause.
+   */
+  readonly detail?: readonly string[] | undefined;
   /** Counters within a phase: named groups `done` and `total`, or `percent`. */
   readonly progress?: readonly ProgressSpec[] | undefined;
   /** Harmless warnings and the phases in which they are harmless (all phases when omitted). */
@@ -125,7 +130,7 @@ export interface ForetellSpec {
 }
 
 /** Every kind of compiled rule, in evaluation priority order. */
-export const ruleKinds = ['benign', 'consequential', 'causal', 'generic', 'foretell', 'restart', 'phase', 'progress', 'version', 'serving', 'recovery', 'exception', 'stop', 'waiting', 'worker_ready'] as const;
+export const ruleKinds = ['benign', 'consequential', 'causal', 'generic', 'foretell', 'restart', 'phase', 'progress', 'version', 'serving', 'recovery', 'exception', 'stop', 'detail', 'waiting', 'worker_ready'] as const;
 
 /** The kind of one compiled rule. */
 export type RuleKind = (typeof ruleKinds)[number];
@@ -244,7 +249,7 @@ export function compileProfile(
       drafts.push({ ...base, kind: 'progress', name: p.name, phase: p.phase, source: p.pattern, pattern: p.pattern, path: `progress[${i}]` }),
     );
     s.version?.forEach((v, i) => drafts.push({ ...base, kind: 'version', name: 'version', source: v, pattern: v, path: `version[${i}]` }));
-    for (const kind of ['serving', 'recovery', 'exception', 'stop', 'waiting'] as const) {
+    for (const kind of ['serving', 'recovery', 'exception', 'stop', 'detail', 'waiting'] as const) {
       s[kind]?.forEach((v, i) => drafts.push({ ...base, kind, name: kind, source: v, pattern: v, path: `${kind}[${i}]` }));
     }
     s.worker?.ready?.forEach((v, i) => drafts.push({ ...base, kind: 'worker_ready', name: 'worker_ready', source: v, pattern: v, path: `worker.ready[${i}]` }));

@@ -20,6 +20,7 @@ export const engineProfileSchema = z.strictObject({
   stop: z.array(pattern).optional(),
   recovery: z.array(pattern).optional(),
   exception: z.array(pattern).optional(),
+  detail: z.array(pattern).optional(),
   benign: z
     .array(z.strictObject({ name: z.string().min(1), pattern, phases: z.array(z.enum(phases)).optional() }))
     .optional(),

@@ -351,3 +351,87 @@ describe('readiness markers of each engine and era', () => {
     expect(phasesOf(m)).toEqual(['starting', 'loading_weights', 'warming_up', 'ready']);
   });
 });
+
+describe('third round: what the unsealed rounds 1 and 2 taught', () => {
+  it("a report whose header announces its cause on the next line: a Rust panic's message is the cause, not the launcher's Webserver Crashed", () => {
+    // tgi/tgi-2.0-2024-04-router-panic-char-boundary-webserver-crashed (huggingface/text-generation-inference#1795).
+    const lines = [
+      "thread 'tokio-runtime-worker' panicked at /usr/src/router/src/server.rs:180:45:",
+      "byte index 1000 is not a char boundary; it is inside '你' (bytes 999..1002) of `<|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|> # Safety Preamble",
+      'note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace',
+      '2024-04-23T08:26:48.209311Z ERROR text_generation_launcher: Webserver Crashed',
+    ];
+    expect(runLines('tgi', lines).snapshot().crash).toMatchObject({ reason: 'unknown', line: lines[1] });
+  });
+
+  it("NCCL's 'Last error:' names the CUDA failure behind 'unhandled cuda error': out of memory", () => {
+    // sglang/sglang-2024-08-tp4-distbackenderror-cuda-calloc (sgl-project/sglang#1116).
+    const lines = [
+      'torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.cpp:76, unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.20.5',
+      'ncclUnhandledCudaError: Call to CUDA function failed.',
+      'Last error:',
+      'Failed to CUDA calloc 67108864 bytes',
+    ];
+    expect(runLines('sglang', lines).snapshot().crash).toMatchObject({ reason: 'cuda_oom', line: lines[3] });
+    // Without the detail, the NCCL error is the cause.
+    expect(runLines('sglang', lines.slice(0, 2)).snapshot().crash).toMatchObject({ reason: 'nccl_error', line: lines[0] });
+  });
+
+  it("a CUDA kernel's own assertion is the cause of 'device-side assert triggered'", () => {
+    // vllm/v010-2025-08-minicpmv-tp-device-side-assert-masked-scatter (vllm-project/vllm#23954).
+    const lines = [
+      '(VllmWorker TP1 pid=1035574) ERROR 08-30 01:28:29 [multiproc_executor.py:611]     _StaticCudaLauncher._launch_kernel(',
+      '(VllmWorker TP1 pid=1035574) ERROR 08-30 01:28:29 [multiproc_executor.py:611] RuntimeError: CUDA driver error: device-side assert triggered',
+      '/pytorch/aten/src/ATen/native/cuda/IndexKernel.cu:402: masked_scatter_size_check: block: [0,0,0], thread: [0,0,0] Assertion `totalElements <= srcSize` failed.',
+      '(VllmWorker TP0 pid=1035573) ERROR 08-30 01:28:29 [multiproc_executor.py:611] WorkerProc hit an exception.',
+    ];
+    expect(runLines('vllm', lines).snapshot().crash).toMatchObject({ reason: 'unknown', line: lines[2] });
+  });
+
+  it("V0's failed-step report: 'Error in model execution' is the line, the failed input dump is no cause", () => {
+    // vllm/v06-2025-01-v0-error-in-model-execution-device-assert (vllm-project/vllm#11931).
+    const lines = [
+      'WARNING 01-10 21:49:05 model_runner_base.py:143] Failed to pickle inputs of failed execution: CUDA error: device-side assert triggered',
+      'ERROR 01-10 21:49:05 engine.py:366] Error in model execution: CUDA error: device-side assert triggered',
+      'Process SpawnProcess-1:',
+      'ERROR 01-10 21:49:05 engine.py:366] For debugging consider passing CUDA_LAUNCH_BLOCKING=1',
+    ];
+    const m = runLines('vllm', lines);
+    expect(phasesOf(m)).toEqual(['crashed']);
+    expect(m.snapshot().crash).toMatchObject({ reason: 'unknown', line: lines[1] });
+  });
+
+  it('a traceback frame that names a phase does not open the capture at that phase', () => {
+    // tgi/tgi-1.0-2023-09-awq-method-warmup-traceback-cut (huggingface/text-generation-inference#1067).
+    const m = runLines('tgi', [
+      '2023-09-26T21:48:00.969056Z ERROR text_generation_launcher: Method Warmup encountered an error.',
+      'Traceback (most recent call last):',
+      '  File "/opt/conda/lib/python3.9/site-packages/text_generation_server/models/flash_causal_lm.py", line 753, in warmup',
+      '    _, batch = self.generate_token(batch)',
+    ]);
+    expect(phasesOf(m)).toEqual(['crashed']);
+  });
+
+  it("a launcher's own header before the engine's ('[Error] (Process) ') is peeled: a frames-only capture crashed", () => {
+    // vllm/v0-2026-06-lemonade-error-process-prefix-kv-check-frames-cut (lemonade-sdk/vllm-rocm#5).
+    const m = runLines('vllm', [
+      '2026-06-09 14:01:52.982 [Error] (Process) (EngineCore pid=42521) ERROR 06-09 14:01:52 [core.py:1136]   File "/var/lib/lemonade/.cache/lemonade/bin/vllm/rocm/lib/python3.12/site-packages/vllm/v1/core/kv_cache_utils.py", line 714, in _check_enough_kv_cache_memory',
+      '2026-06-09 14:01:52.982 [Error] (Process) (EngineCore pid=42521) ERROR 06-09 14:01:52 [core.py:1136]     raise ValueError(',
+    ]);
+    expect(m.current).toBe('crashed');
+    expect(m.snapshot().crash?.hint).toBe(causeNotInCapture);
+  });
+
+  it('readiness of a TGI 2.0 router line whose source location GitHub turned into a Markdown link', () => {
+    // tgi/tgi-2.0-2024-04-cloudwatch-033-ansi-markdown-links-connected (huggingface/text-generation-inference#1763).
+    const m = runLines('tgi', [
+      '#033[2m2024-04-18T22:45:31.006845Z#033[0m #033[32m INFO#033[0m #033[2mtext_generation_router#033[0m#033[2m:#033[0m #033[2mrouter/src/[main.rs#033[0m#033[2m:#033[0m#033[2m329:#033[0m](http://main.rs/#033[0m%23033[2m:%23033[0m%23033[2m329:%23033[0m) Connected',
+    ]);
+    expect(m.current).toBe('ready');
+  });
+
+  it("SGLang 0.1's rpyc model servers: the load is starting", () => {
+    // sglang/sglang-v01-2024-05-llava-72b-rpyc-workers-starting (sgl-project/sglang#485).
+    expect(runLines('sglang', ['server started on [0.0.0.0]:30016', "accepted ('127.0.0.1', 41644) with fd 33"]).current).toBe('starting');
+  });
+});
