@@ -13,8 +13,6 @@ import {
   DashboardBuilder,
   DashboardCursorSync,
   DatasourceVariableBuilder,
-  FieldColorBuilder,
-  FieldColorModeId,
   MappingType,
   QueryVariableBuilder,
   RowBuilder,
@@ -23,14 +21,12 @@ import {
   type Dashboard,
   type ValueMapping,
 } from '@grafana/grafana-foundation-sdk/dashboard';
-import { BarGaugeDisplayMode, BigValueColorMode, BigValueGraphMode, BigValueTextMode, VisibilityMode, VizOrientation } from '@grafana/grafana-foundation-sdk/common';
+import { BigValueColorMode, BigValueGraphMode, BigValueTextMode } from '@grafana/grafana-foundation-sdk/common';
 import { PromQueryFormat } from '@grafana/grafana-foundation-sdk/prometheus';
-import * as bargauge from '@grafana/grafana-foundation-sdk/bargauge';
 import * as stat from '@grafana/grafana-foundation-sdk/stat';
-import * as statetimeline from '@grafana/grafana-foundation-sdk/statetimeline';
 import * as table from '@grafana/grafana-foundation-sdk/table';
 import * as timeseries from '@grafana/grafana-foundation-sdk/timeseries';
-import { datasource, flagMappings, Ids, instant, lastValue, legend, phaseColors, phaseMappings, query, statPanel, thresholds } from './panels.js';
+import { datasource, flagMappings, Ids, instant, lastValue, legend, phaseColors, phaseMappings, phaseTimeline, progressGauge, query, statPanel, thresholds } from './panels.js';
 
 /** The dashboard's uid (stable: links and provisioning refer to it). */
 export const groupDashboardUid = 'modelwatch-group';
@@ -86,20 +82,7 @@ export function groupDashboard(): Dashboard {
     .thresholds(thresholds([{ value: null, color: phaseColors.down }]))
     .span(5));
 
-  builder.withPanel(new bargauge.PanelBuilder()
-    .id(ids.panel())
-    .title('Group progress')
-    .description('modelwatch:group_progress_ratio: the progress of the slowest node (a node past loading counts 1).')
-    .datasource(datasource)
-    .withTarget(instant('A', `modelwatch:group_progress_ratio{${g}}`, '{{group}}'))
-    .reduceOptions(lastValue())
-    .orientation(VizOrientation.Horizontal)
-    .displayMode(BarGaugeDisplayMode.Gradient)
-    .unit('percentunit')
-    .min(0)
-    .max(1)
-    .noValue('no group')
-    .thresholds(thresholds([{ value: null, color: 'blue' }, { value: 1, color: 'green' }]))
+  builder.withPanel(progressGauge(ids, 'Group progress', 'modelwatch:group_progress_ratio: the progress of the slowest node (a node past loading counts 1).', instant('A', `modelwatch:group_progress_ratio{${g}}`, '{{group}}'), 'no group')
     .span(7)
     .height(4));
 
@@ -127,20 +110,10 @@ export function groupDashboard(): Dashboard {
     .noValue('0')
     .span(4));
 
-  builder.withPanel(new statetimeline.PanelBuilder()
-    .id(ids.panel())
-    .title('Phases: the group and its nodes')
-    .description('modelwatch:group_phase_code (the group) and modelwatch_phase_code of each node, one lane each.')
-    .datasource(datasource)
-    .withTarget(query('A', `modelwatch:group_phase_code{${g}}`, 'group {{group}}'))
-    .withTarget(query('B', `modelwatch_phase_code{${g}}`, '{{target}} ({{instance}})'))
-    .mappings(phaseMappings())
-    .thresholds(thresholds([{ value: null, color: phaseColors.down }]))
-    .colorScheme(new FieldColorBuilder().mode(FieldColorModeId.Thresholds))
-    .showValue(VisibilityMode.Auto)
-    .mergeValues(true)
-    .fillOpacity(80)
-    .legend(legend())
+  builder.withPanel(phaseTimeline(ids, 'Phases: the group and its nodes', 'modelwatch:group_phase_code (the group) and modelwatch_phase_code of each node, one lane each.', [
+    query('A', `modelwatch:group_phase_code{${g}}`, 'group {{group}}'),
+    query('B', `modelwatch_phase_code{${g}}`, '{{target}} ({{instance}})'),
+  ])
     .span(16)
     .height(6));
 
@@ -162,36 +135,13 @@ export function groupDashboard(): Dashboard {
 
   builder.withRow(new RowBuilder('$node').id(ids.panel()).repeat('node'));
 
-  builder.withPanel(new statetimeline.PanelBuilder()
-    .id(ids.panel())
-    .title('Phase')
-    .description('modelwatch_phase_code of the node.')
-    .datasource(datasource)
-    .withTarget(query('A', `modelwatch_phase_code{${node}}`, '{{target}} ({{instance}})'))
-    .mappings(phaseMappings())
-    .thresholds(thresholds([{ value: null, color: phaseColors.down }]))
-    .colorScheme(new FieldColorBuilder().mode(FieldColorModeId.Thresholds))
-    .showValue(VisibilityMode.Auto)
-    .mergeValues(true)
-    .fillOpacity(80)
-    .legend(legend())
+  builder.withPanel(phaseTimeline(ids, 'Phase', 'modelwatch_phase_code of the node.', [
+    query('A', `modelwatch_phase_code{${node}}`, '{{target}} ({{instance}})'),
+  ])
     .span(24)
     .height(4));
 
-  builder.withPanel(new bargauge.PanelBuilder()
-    .id(ids.panel())
-    .title('Progress')
-    .description("modelwatch_load_progress_ratio of the node: a worker's weights against its share of the checkpoint (bytes read, GPU memory), its counters, or its phases' past durations.")
-    .datasource(datasource)
-    .withTarget(instant('A', `modelwatch_load_progress_ratio{${node}}`, '{{target}}'))
-    .reduceOptions(lastValue())
-    .orientation(VizOrientation.Horizontal)
-    .displayMode(BarGaugeDisplayMode.Gradient)
-    .unit('percentunit')
-    .min(0)
-    .max(1)
-    .noValue('not loading')
-    .thresholds(thresholds([{ value: null, color: 'blue' }, { value: 1, color: 'green' }]))
+  builder.withPanel(progressGauge(ids, 'Progress', "modelwatch_load_progress_ratio of the node: a worker's weights against its share of the checkpoint (bytes read, GPU memory), its counters, or its phases' past durations.", instant('A', `modelwatch_load_progress_ratio{${node}}`, '{{target}}'), 'not loading')
     .span(8)
     .height(6));
 

@@ -12,8 +12,6 @@ import {
   DashboardBuilder,
   DashboardCursorSync,
   DatasourceVariableBuilder,
-  FieldColorBuilder,
-  FieldColorModeId,
   MappingType,
   QueryVariableBuilder,
   RowBuilder,
@@ -21,13 +19,12 @@ import {
   VariableSort,
   type Dashboard,
 } from '@grafana/grafana-foundation-sdk/dashboard';
-import { BarGaugeDisplayMode, BigValueColorMode, VisibilityMode, VizOrientation } from '@grafana/grafana-foundation-sdk/common';
+import { BarGaugeDisplayMode, BigValueColorMode, VizOrientation } from '@grafana/grafana-foundation-sdk/common';
 import { PromQueryFormat } from '@grafana/grafana-foundation-sdk/prometheus';
 import * as bargauge from '@grafana/grafana-foundation-sdk/bargauge';
-import * as statetimeline from '@grafana/grafana-foundation-sdk/statetimeline';
 import * as table from '@grafana/grafana-foundation-sdk/table';
 import * as timeseries from '@grafana/grafana-foundation-sdk/timeseries';
-import { datasource, flagMappings, Ids, instant, lastValue, legend, phaseColors, phaseMappings, query, statPanel, thresholds } from './panels.js';
+import { datasource, flagMappings, Ids, instant, lastValue, legend, phaseColors, phaseMappings, phaseTimeline, progressGauge, query, statPanel, thresholds } from './panels.js';
 
 export { phaseColors, phaseMappings } from './panels.js';
 
@@ -79,19 +76,9 @@ export function loadDashboard(): Dashboard {
 
   builder.withRow(new RowBuilder('$target').id(ids.panel()).repeat('target'));
 
-  builder.withPanel(new statetimeline.PanelBuilder()
-    .id(ids.panel())
-    .title('Load phase')
-    .description('modelwatch_phase_code over time, one lane per target and instance.')
-    .datasource(datasource)
-    .withTarget(query('A', `modelwatch_phase_code{${sel}}`, '{{target}} ({{instance}})'))
-    .mappings(phaseMappings())
-    .thresholds(thresholds([{ value: null, color: phaseColors.down }]))
-    .colorScheme(new FieldColorBuilder().mode(FieldColorModeId.Thresholds))
-    .showValue(VisibilityMode.Auto)
-    .mergeValues(true)
-    .fillOpacity(80)
-    .legend(legend())
+  builder.withPanel(phaseTimeline(ids, 'Load phase', 'modelwatch_phase_code over time, one lane per target and instance.', [
+    query('A', `modelwatch_phase_code{${sel}}`, '{{target}} ({{instance}})'),
+  ])
     .span(24)
     .height(5));
 
@@ -126,20 +113,7 @@ export function loadDashboard(): Dashboard {
     ]))
     .span(5));
 
-  builder.withPanel(new bargauge.PanelBuilder()
-    .id(ids.panel())
-    .title('Progress')
-    .description('modelwatch_load_progress_ratio: progress of the load in progress, its phases weighted by their past durations (counters, GPU memory against past loads, or time). Absent when not loading.')
-    .datasource(datasource)
-    .withTarget(instant('A', `modelwatch_load_progress_ratio{${sel}}`, '{{target}} ({{instance}})'))
-    .reduceOptions(lastValue())
-    .orientation(VizOrientation.Horizontal)
-    .displayMode(BarGaugeDisplayMode.Gradient)
-    .unit('percentunit')
-    .min(0)
-    .max(1)
-    .noValue('not loading')
-    .thresholds(thresholds([{ value: null, color: 'blue' }, { value: 1, color: 'green' }]))
+  builder.withPanel(progressGauge(ids, 'Progress', 'modelwatch_load_progress_ratio: progress of the load in progress, its phases weighted by their past durations (counters, GPU memory against past loads, or time). Absent when not loading.', instant('A', `modelwatch_load_progress_ratio{${sel}}`, '{{target}} ({{instance}})'), 'not loading')
     .span(12)
     .height(4));
 

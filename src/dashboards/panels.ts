@@ -3,6 +3,8 @@
  * the builders of queries and panels (src/dashboards/load.ts, src/dashboards/group.ts).
  */
 import {
+  FieldColorBuilder,
+  FieldColorModeId,
   MappingType,
   ThresholdsConfigBuilder,
   ThresholdsMode,
@@ -10,15 +12,20 @@ import {
   type ValueMapping,
 } from '@grafana/grafana-foundation-sdk/dashboard';
 import {
+  BarGaugeDisplayMode,
   BigValueColorMode,
   BigValueGraphMode,
   LegendDisplayMode,
   LegendPlacement,
   ReduceDataOptionsBuilder,
+  VisibilityMode,
   VizLegendOptionsBuilder,
+  VizOrientation,
 } from '@grafana/grafana-foundation-sdk/common';
 import { DataqueryBuilder } from '@grafana/grafana-foundation-sdk/prometheus';
+import * as bargauge from '@grafana/grafana-foundation-sdk/bargauge';
 import * as stat from '@grafana/grafana-foundation-sdk/stat';
+import * as statetimeline from '@grafana/grafana-foundation-sdk/statetimeline';
 import { phaseCode, phases, type Phase } from '../types.js';
 
 /** The Prometheus data source picked by the `datasource` variable. */
@@ -104,3 +111,39 @@ export function statPanel(ids: Ids, title: string, description: string, expr: st
     .height(4);
 }
 
+
+/** A state timeline of phase codes, one lane per query's series, coloured by phase. */
+export function phaseTimeline(ids: Ids, title: string, description: string, targets: readonly DataqueryBuilder[]): statetimeline.PanelBuilder {
+  const panel = new statetimeline.PanelBuilder()
+    .id(ids.panel())
+    .title(title)
+    .description(description)
+    .datasource(datasource);
+  for (const t of targets) panel.withTarget(t);
+  return panel
+    .mappings(phaseMappings())
+    .thresholds(thresholds([{ value: null, color: phaseColors.down }]))
+    .colorScheme(new FieldColorBuilder().mode(FieldColorModeId.Thresholds))
+    .showValue(VisibilityMode.Auto)
+    .mergeValues(true)
+    .fillOpacity(80)
+    .legend(legend());
+}
+
+/** A horizontal bar from 0 to 100% of one instant query (load progress), blue until it is full. */
+export function progressGauge(ids: Ids, title: string, description: string, target: DataqueryBuilder, noValue: string): bargauge.PanelBuilder {
+  return new bargauge.PanelBuilder()
+    .id(ids.panel())
+    .title(title)
+    .description(description)
+    .datasource(datasource)
+    .withTarget(target)
+    .reduceOptions(lastValue())
+    .orientation(VizOrientation.Horizontal)
+    .displayMode(BarGaugeDisplayMode.Gradient)
+    .unit('percentunit')
+    .min(0)
+    .max(1)
+    .noValue(noValue)
+    .thresholds(thresholds([{ value: null, color: 'blue' }, { value: 1, color: 'green' }]));
+}
