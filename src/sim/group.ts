@@ -7,7 +7,6 @@
  * Used by `modelwatch demo --scenario two-nodes` and the end-to-end test of issue 17.
  */
 import { chmodSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { validateConfigText } from '../config/load.js';
@@ -18,6 +17,7 @@ import { playLog } from './player.js';
 import { findPrometheus, startPrometheus, type SimPrometheus } from './prometheus.js';
 import { startSimServer, type SimServer } from './server.js';
 import { generateTwoNodeLoad, type GroupScenario, type SimGroupLoad, type SimNode } from './two-node.js';
+import { freePort } from './free-port.js';
 
 /** Simulated seconds each loading phase may go without progress (scaled by the speed). */
 export const groupStallBudgetSeconds = { starting: 60, loading_weights: 120, compiling: 360, warming_up: 120 } as const;
@@ -58,18 +58,6 @@ export interface SimGroupOptions {
   /** The head daemon's address; default a free loopback port. */
   readonly headListen?: { readonly host: string; readonly port: number } | undefined;
   readonly signal?: AbortSignal | undefined;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const s = createServer();
-    s.once('error', fail);
-    s.listen(0, '127.0.0.1', () => {
-      const a = s.address();
-      const port = typeof a === 'object' && a !== null ? a.port : 0;
-      s.close(() => { done(port); });
-    });
-  });
 }
 
 /** The configuration of one node's daemon. */

@@ -7,11 +7,11 @@
  * runs through src/sources/exec.ts like every other child and is stopped with the signal.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { follow } from '../sources/exec.js';
+import { freePort } from './free-port.js';
 
 /** The shipped rules file (relative to this module, from src/ and dist/ alike). */
 export const shippedRulesFile = resolve(dirname(fileURLToPath(import.meta.url)), '../../config/prometheus/modelwatch.rules.yml');
@@ -60,18 +60,6 @@ export interface PrometheusOptions {
   readonly forSeconds?: number | undefined;
   /** The binary; default {@link findPrometheus}. */
   readonly binary?: string | undefined;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const s = createServer();
-    s.once('error', fail);
-    s.listen(0, '127.0.0.1', () => {
-      const a = s.address();
-      const port = typeof a === 'object' && a !== null ? a.port : 0;
-      s.close(() => { done(port); });
-    });
-  });
 }
 
 const wait = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
