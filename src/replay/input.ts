@@ -1,4 +1,5 @@
 import { createReadStream } from 'node:fs';
+import { TextDecoder } from 'node:util';
 import { ModelwatchError } from '../errors.js';
 import { journalMessage } from '../sources/journal-message.js';
 import { LineSplitter, maxRecordBytes, truncateLine } from '../sources/lines.js';
@@ -49,8 +50,20 @@ function looksLikeJournal(firstLine: string): boolean {
 }
 
 /**
+ * A decoder for a capture in UTF-16, told by its byte-order mark (or, without one, by ASCII text
+ * whose every other byte is zero); null for anything else, which is read as UTF-8.
+ */
+function utf16Decoder(head: Buffer): TextDecoder | null {
+  if (head[0] === 0xff && head[1] === 0xfe) return new TextDecoder('utf-16le');
+  if (head[0] === 0xfe && head[1] === 0xff) return new TextDecoder('utf-16be');
+  if (head.length >= 4 && head[0] !== 0 && head[1] === 0 && head[2] !== 0 && head[3] === 0) return new TextDecoder('utf-16le');
+  return null;
+}
+
+/**
  * Reads a captured log in batches of lines: plain text (a leading block of `# ` provenance lines
- * is skipped) or `journalctl -o json` lines, detected from the first non-empty line. Batches keep
+ * is skipped) or `journalctl -o json` lines, detected from the first non-empty line, in UTF-8 or
+ * UTF-16. Batches keep
  * the per-line cost of async iteration off the hot path. Log lines are cut as the daemon cuts
  * them (`maxLineBytes`), so a replay judges what the live daemon would.
  * Throws ModelwatchError MW_ERR_INPUT_READ or MW_ERR_INPUT_PARSE with the file and line number.
@@ -98,9 +111,14 @@ export async function* readCapture(file: string, onFormat?: (f: InputFormat) => 
     pending.length = 0;
     return batch;
   };
+  // A capture saved by a Windows shell (PowerShell's `>` writes UTF-16 with a byte-order mark) is
+  // read as text too: its bytes are turned into UTF-8 before they are split.
+  let utf16: TextDecoder | null | undefined;
   try {
     for await (const chunk of stream) {
-      splitter.push(chunk as Buffer);
+      const bytes = chunk as Buffer;
+      if (utf16 === undefined) utf16 = utf16Decoder(bytes);
+      splitter.push(utf16 === null ? bytes : Buffer.from(utf16.decode(bytes, { stream: true }), 'utf8'));
       const batch = taken();
       if (batch.texts.length > 0) yield batch;
     }
@@ -110,6 +128,7 @@ export async function* readCapture(file: string, onFormat?: (f: InputFormat) => 
   } finally {
     stream.destroy();
   }
+  if (utf16 !== undefined && utf16 !== null) splitter.push(Buffer.from(utf16.decode(), 'utf8'));
   splitter.end();
   const last = taken();
   if (last.texts.length > 0) yield last;

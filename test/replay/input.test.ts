@@ -35,6 +35,23 @@ describe('journal MESSAGE decoding', () => {
 });
 
 describe('readCapture', () => {
+  // PowerShell's `>` writes UTF-16LE with a byte-order mark and CRLF line ends; `Out-File
+  // -Encoding BigEndianUnicode` UTF-16BE. Such captures are read as the same lines.
+  it('reads a capture saved in UTF-16 (LE with or without a byte-order mark, BE with one) as the same lines', async () => {
+    const text = 'INFO 05-19 10:00:00 [api_server.py:1] vLLM API server version 0.9.1\r\nLoading safetensors checkpoint shards: 100% █ 4/4\r\nERROR bad thing — ünïcode\r\n';
+    const utf8 = join(dir, 'utf8.log');
+    writeFileSync(utf8, text);
+    const expected = await readAll(utf8);
+    const le = join(dir, 'utf16le.log');
+    writeFileSync(le, Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')]));
+    const bare = join(dir, 'utf16le-bare.log');
+    writeFileSync(bare, Buffer.from(text, 'utf16le'));
+    const be = join(dir, 'utf16be.log');
+    writeFileSync(be, Buffer.concat([Buffer.from([0xfe, 0xff]), Buffer.from(text, 'utf16le').swap16()]));
+    expect(expected.map((l) => l.text)[2]).toBe('ERROR bad thing — ünïcode\r');
+    for (const f of [le, bare, be]) expect(await readAll(f)).toEqual(expected);
+  });
+
   it('skips the leading provenance block of a text capture but keeps later "# " lines', async () => {
     const file = join(dir, 'header.log');
     writeFileSync(file, '# source: somewhere\n# cut: nothing\nINFO first\n# GPU blocks: 0, # CPU blocks: 256\n');
