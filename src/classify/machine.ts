@@ -119,6 +119,8 @@ interface OpenBlock {
   readonly fatal: boolean;
   /** A traceback (header, frames) is part of it, not only error lines. */
   readonly traceback: boolean;
+  /** How many root-cause candidates there were when its traceback began (-1: no traceback yet). */
+  readonly tracebackFrom: number;
 }
 
 /** The hint of a crash whose exception line was cut off the capture. */
@@ -132,6 +134,8 @@ interface Candidate {
   readonly specific: boolean;
   /** The line a report's header said its cause follows on (a panic's message, NCCL's last error). */
   readonly detail?: boolean;
+  /** The line's own header says WARNING: the engine logged it and went on. */
+  readonly warning?: boolean;
 }
 
 // A raised exception's own line ("ValueError: ...", "torch.OutOfMemoryError: ..."): a process died there.
@@ -337,6 +341,11 @@ export class PhaseMachine {
     const events: MachineEvent[] = [];
     const block = this.block;
     if (this.phase === 'down' || isOneOf(loadingPhases, this.phase)) {
+      // Warnings the engine logged and went on from are not the cause of a traceback that began after
+      // them and was cut before its own exception line: that line, not in the capture, is.
+      if (block !== null && block.traceback && block.tracebackFrom >= this.candidates.length && this.candidates.length > 0 && this.candidates.every((c) => c.warning === true)) {
+        this.candidates = [];
+      }
       // An error line the load went on past (a later marker or counter) did not end it by itself;
       // it is still the root cause if an exception report ends the capture.
       if (this.candidates.length > 0 && (!this.answered || this.reported)) this.enterCrash(this.candidates[this.candidates.length - 1]?.line ?? '', this.clock, events, undefined);
@@ -523,7 +532,7 @@ export class PhaseMachine {
         return 'error';
       }
       if (v.crash.causal) {
-        addCandidate(this.candidates, { reason: v.crash.reason, line, at, specific: v.crash.specific });
+        addCandidate(this.candidates, { reason: v.crash.reason, line, at, specific: v.crash.specific, warning: v.line.level === 'warning' });
         this.answered = false;
         if (!this.reported && (this.block?.traceback === true || raisedException.test(v.line.message))) this.reported = true;
         if (v.crash.terminal) this.enterCrash(line, at, events, undefined);
@@ -587,8 +596,10 @@ export class PhaseMachine {
   }
 
   private openBlock(line: string, at: number | null, fatal: boolean, traceback: boolean): void {
-    if (this.block === null) this.block = { line, at, fatal, traceback };
-    else if ((fatal && !this.block.fatal) || (traceback && !this.block.traceback)) this.block = { ...this.block, fatal: fatal || this.block.fatal, traceback: traceback || this.block.traceback };
+    const from = traceback ? this.candidates.length : -1;
+    if (this.block === null) this.block = { line, at, fatal, traceback, tracebackFrom: from };
+    else if ((fatal && !this.block.fatal) || (traceback && !this.block.traceback))
+      this.block = { ...this.block, fatal: fatal || this.block.fatal, traceback: traceback || this.block.traceback, tracebackFrom: this.block.traceback ? this.block.tracebackFrom : from };
   }
 
   private progress(at: number | null, events: MachineEvent[]): void {

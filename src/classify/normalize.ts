@@ -30,7 +30,9 @@ const pastedEscape = /(?:\^\[|#033)\[[0-9;]*m/g;
 const isoStamp = /(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?(Z|[+-]\d\d:?\d\d)?\s+/y;
 const syslogStamp = /([A-Z][a-z]{2}) +(\d{1,2}) (\d\d):(\d\d):(\d\d)(?:\.\d+)? \S+ ([^\s[:]+)(?:\[\d+\])?: /y;
 const rayDaemonPrefix = /\((?:raylet|gcs_server|autoscaler|monitor|dashboard)[^)]*\)\s*/y;
-const sglangHeader = /\[(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?:[.,](\d{1,6}))?(?: [^\]]*)?\] /y;
+// SGLang's `[2025-11-01 16:50:36 TP0] `, and a CI runner's or collector's bracketed ISO stamp before the
+// engine's own header (Buildkite's `[2025-12-13T19:54:35Z] `).
+const sglangHeader = /\[(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?(?:Z|[+-]\d\d:?\d\d)?(?: [^\]]*)?\] /y;
 // The Rust source location after the target (`router/src/main.rs:329: `); pasted into GitHub, `main.rs` may have
 // become a Markdown link (`router/src/[main.rs:329:](http://main.rs/...) `).
 const tgiLevel = /(TRACE|DEBUG|INFO|WARN|ERROR) +((?:[a-z_][\w-]*(?:\{[^}]*\})?(?:::[\w-]+)*: )*)(?:[\w/.-]+\.rs:\d+: |[\w/.-]*\[[\w.-]+\.rs:\d+:\]\([^)\s]*\) )?/y;
@@ -38,8 +40,9 @@ const uvicornLevel = /(DEBUG|INFO|WARNING|ERROR|CRITICAL):\s+/y;
 // After a timestamp, a level and a logger between bars: FastChat's `| ERROR | stderr | ` (vLLM and others run
 // in its workers) and loguru's `| INFO     | module:function:42 - ` (TGI's shards).
 const barLevel = /\| ?(TRACE|DEBUG|INFO|SUCCESS|WARNING|ERROR|CRITICAL) *\| ?(?:[\w.<>:-]+ (?:- |\| ?))?/y;
-// torchrun and torch.distributed prefix each line of a rank's output: `[rank0]: `.
-const rankPrefix = /\[rank\d+\]: /y;
+// A tag in brackets and a colon before the engine's header: torchrun's `[rank0]: ` for each rank's output, or a
+// deployment's service tag (`[vllm]: ` in Akash's lease logs).
+const tagPrefix = /\[[A-Za-z][\w.-]{0,40}\]: /y;
 const bracketLevel = /\[?(DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL|FATAL)\]?(?::\s*|\s+)/y;
 // A launcher that re-logs the server's lines behind its own header (`2026-06-09 14:01:52.982 [Error] (Process) `):
 // a capitalised level in brackets and an optional source tag; the engine's own header follows.
@@ -341,6 +344,14 @@ export function normalizeLine(raw: string, year: number, into?: LineView): Norma
   // The level a wrapper's header gave; the engine's own header, when one follows, says it better.
   let outer: Level | undefined;
   let m: RegExpExecArray | null;
+  // A paste into an issue thread may glue the Markdown backticks that open it to its first line
+  // (`` `(VllmWorkerProcess pid=1) INFO ... ``): skipped when a header follows them, kept otherwise.
+  let fence = -1;
+  if (text.charCodeAt(p) === 96 /* ` */) {
+    fence = p;
+    while (p < end && text.charCodeAt(p) === 96) p++;
+  }
+  const afterFence = p;
   // Headers nest (container > timestamp > process > engine header); peel them from the left.
   // The level header is the innermost: the message starts right after it.
   for (let guard = 0; guard < 6 && p < end; guard++) {
@@ -373,7 +384,7 @@ export function normalizeLine(raw: string, year: number, into?: LineView): Norma
         p += m[0].length;
         continue;
       }
-      if (text.startsWith('[rank', p) && (m = stickyAt(rankPrefix, text, p))) {
+      if ((m = stickyAt(tagPrefix, text, p))) {
         p += m[0].length;
         continue;
       }
@@ -428,6 +439,7 @@ export function normalizeLine(raw: string, year: number, into?: LineView): Norma
     }
     break;
   }
+  if (fence !== -1 && p === afterFence) p = fence;
   level ??= outer;
   if (text.charCodeAt(end - 1) === 93 /* ] */ && text.includes(' across cluster]', p)) {
     const m2 = rayRepeat.exec(text.slice(p, end));
