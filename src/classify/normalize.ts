@@ -29,6 +29,9 @@ const pastedEscape = /(?:\^\[|#033)\[[0-9;]*m/g;
 // Sticky: each is tried at the current offset of the line.
 const isoStamp = /(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?(Z|[+-]\d\d:?\d\d)?\s+/y;
 const syslogStamp = /([A-Z][a-z]{2}) +(\d{1,2}) (\d\d):(\d\d):(\d\d)(?:\.\d+)? \S+ ([^\s[:]+)(?:\[\d+\])?: /y;
+// journalctl's short format under a non-English locale names the month in its own words (`авг 18`, `Okt 02`,
+// `févr. 14`): the header is the same; its month is not read.
+const localSyslogStamp = /\p{L}{2,5}\.? +\d{1,2} \d\d:\d\d:\d\d(?:\.\d+)? \S+ ([^\s[:]+)(?:\[\d+\])?: /uy;
 const rayDaemonPrefix = /\((?:raylet|gcs_server|autoscaler|monitor|dashboard)[^)]*\)\s*/y;
 // SGLang's `[2025-11-01 16:50:36 TP0] `, and a CI runner's or collector's bracketed ISO stamp before the
 // engine's own header (Buildkite's `[2025-12-13T19:54:35Z] `).
@@ -43,6 +46,8 @@ const barLevel = /\| ?(TRACE|DEBUG|INFO|SUCCESS|WARNING|ERROR|CRITICAL) *\| ?(?:
 // A tag in brackets and a colon before the engine's header: torchrun's `[rank0]: ` for each rank's output, or a
 // deployment's service tag (`[vllm]: ` in Akash's lease logs).
 const tagPrefix = /\[[A-Za-z][\w.-]{0,40}\]: /y;
+// The container runtime's log file format (CRI: /var/log/pods): the stream and a full/partial tag after the stamp.
+const criStream = /(?:stdout|stderr) [FP] /y;
 const bracketLevel = /\[?(DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL|FATAL)\]?(?::\s*|\s+)/y;
 // A launcher that re-logs the server's lines behind its own header (`2026-06-09 14:01:52.982 [Error] (Process) `):
 // a capitalised level in brackets and an optional source tag; the engine's own header follows.
@@ -220,6 +225,16 @@ function startsWithLevelWord(text: string, p: number): boolean {
   return n >= 4 && n <= 8 && levelWords.has(text.slice(p, p + n));
 }
 
+// A month word of two to five letters (and a dot), spaces, then the day's first digit.
+function mayBeSyslogMonth(text: string, p: number): boolean {
+  for (let i = p + 2; i <= p + 6; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 32) return isDigit(text, i + 1) || (text.charCodeAt(i + 1) === 32 && isDigit(text, i + 2));
+    if (c !== 46 && c < 65) return false;
+  }
+  return false;
+}
+
 function mayHaveContainerPrefix(text: string, p: number): boolean {
   const bar = text.indexOf('|', p);
   return bar > p + 2 && bar < p + 80;
@@ -394,6 +409,11 @@ export function normalizeLine(raw: string, year: number, into?: LineView): Norma
       if ((m = stickyAt(isoStamp, text, p))) {
         at = Date.UTC(num(m[1]), num(m[2]) - 1, num(m[3]), num(m[4]), num(m[5]), num(m[6]), fraction(m[7]));
         p += m[0].length;
+        if (text.charCodeAt(p) === 115 /* s */ && (m = stickyAt(criStream, text, p))) {
+          // The engine's own header follows the runtime's: peel it on the next turn.
+          p += m[0].length;
+          continue;
+        }
         const t = startsWithLevelWord(text, p) ? stickyAt(tgiLevel, text, p) : text.charCodeAt(p) === 124 /* | */ ? stickyAt(barLevel, text, p) : null;
         if (t) {
           level = levelOf(t[1] ?? '');
@@ -431,6 +451,11 @@ export function normalizeLine(raw: string, year: number, into?: LineView): Norma
           break;
         }
       }
+    }
+    if (origin === undefined && (c > 127 || (c >= 65 && c <= 90) || (c >= 97 && c <= 122)) && mayBeSyslogMonth(text, p) && (m = stickyAt(localSyslogStamp, text, p))) {
+      origin = m[1];
+      p += m[0].length;
+      continue;
     }
     const n = mayHaveContainerPrefix(text, p) ? containerPrefixLength(text, p, end) : 0;
     if (n > 0) {
