@@ -233,3 +233,34 @@ describe('a warning the engine went on from is not the cause of a traceback cut 
     expect(m.snapshot().crash).toMatchObject({ reason: 'version_mismatch', line: rocm });
   });
 });
+
+describe("ollama's own lines around its llama.cpp runner", () => {
+  it('the runner is waited for while it loads, and ready once ollama says it started', () => {
+    // A public ollama log (code index id 46251143487, Feb 2026, server.go:1350-1388).
+    const m = runLines('llamacpp', [
+      'time=2026-02-21T12:07:55.029-06:00 level=INFO source=server.go:1350 msg="waiting for llama runner to start responding"',
+      'time=2026-02-21T12:07:55.044-06:00 level=INFO source=server.go:1384 msg="waiting for server to become available" status="llm server loading model"',
+      'time=2026-02-21T12:10:07.278-06:00 level=INFO source=server.go:1388 msg="llama runner started in 132.84 seconds"',
+    ]);
+    expect(phasesOf(m)).toEqual(['loading_weights', 'ready']);
+    // A public ollama log (code index id 52880424997, Mar 2026): the runner's start line.
+    expect(
+      classifierOf('llamacpp')('time=2026-03-27T00:19:25.239Z level=INFO source=server.go:431 msg="starting runner" cmd="/usr/bin/ollama runner --ollama-engine --model /root/.ollama/models/blobs/sha256-797b70c4edf85907fe0a49eb85811256f65fa0f7bf52166b147fd16be2be4662 --port 40751"').phase,
+    ).toBe('starting');
+  });
+
+  it("the runner's death is a consequence: the assertion it died of is the cause", () => {
+    // A public ollama log (code index id 19789658215, Jan 2025), after the loading line of another (code index id 46251143487).
+    const lines = [
+      'time=2026-02-21T12:07:55.044-06:00 level=INFO source=server.go:1384 msg="waiting for server to become available" status="llm server loading model"',
+      'llama.cpp:10939: GGML_ASSERT(hparams.n_swa > 0) failed',
+      'time=2025-01-10T22:05:24.573+08:00 level=INFO source=server.go:589 msg="waiting for server to become available" status="llm server error"',
+      'time=2025-01-10T22:05:24.824+08:00 level=ERROR source=sched.go:455 msg="error loading llama server" error="llama runner process has terminated: GGML_ASSERT(hparams.n_swa > 0) failed"',
+    ];
+    const m = runLines('llamacpp', lines);
+    expect(m.current).toBe('crashed');
+    expect(m.snapshot().crash).toMatchObject({ reason: 'unknown', line: lines[1] });
+    // Without the runner's own lines, ollama's report ends the load by itself.
+    expect(runLines('llamacpp', [lines[0] ?? '', 'time=2024-08-28T18:43:24.644Z level=ERROR source=sched.go:456 msg="error loading llama server" error="llama runner process has terminated: exit status 127"']).current).toBe('crashed');
+  });
+});
