@@ -359,12 +359,16 @@ export function normalizeLine(raw: string, year: number, into?: LineView): Norma
   // The level a wrapper's header gave; the engine's own header, when one follows, says it better.
   let outer: Level | undefined;
   let m: RegExpExecArray | null;
-  // A paste into an issue thread may glue the Markdown backticks that open it to its first line
-  // (`` `(VllmWorkerProcess pid=1) INFO ... ``): skipped when a header follows them, kept otherwise.
+  // Paste artefacts of an issue thread. A reply quotes a log behind Markdown quote markers (`> `, nested
+  // `> > `): always peeled. The backticks that open a code block may be glued to its first line
+  // (`` `(VllmWorkerProcess pid=1) INFO ... ``), and a paste inside a list is indented: both are skipped
+  // when a header follows them, kept otherwise (a traceback's indented source lines stay as they are).
+  while (p < end && text.charCodeAt(p) === 62 /* > */ && (p + 1 === end || text.charCodeAt(p + 1) === 32)) p += p + 1 === end ? 1 : 2;
   let fence = -1;
-  if (text.charCodeAt(p) === 96 /* ` */) {
+  let c0 = text.charCodeAt(p);
+  if (c0 === 96 /* ` */ || c0 === 32 || c0 === 9) {
     fence = p;
-    while (p < end && text.charCodeAt(p) === 96) p++;
+    while (p < end && (c0 === 96 || c0 === 32 || c0 === 9)) c0 = text.charCodeAt(++p);
   }
   const afterFence = p;
   // Headers nest (container > timestamp > process > engine header); peel them from the left.
@@ -413,6 +417,13 @@ export function normalizeLine(raw: string, year: number, into?: LineView): Norma
           // The engine's own header follows the runtime's: peel it on the next turn.
           p += m[0].length;
           continue;
+        }
+        // A runtime's stamp before vLLM's own header (`docker logs -t`, a collector): the engine's header, not TGI's.
+        const h = level === undefined ? vllmHeader(text, p, year) : 0;
+        if (h > 0) {
+          level = headerLevel;
+          p += h;
+          break;
         }
         const t = startsWithLevelWord(text, p) ? stickyAt(tgiLevel, text, p) : text.charCodeAt(p) === 124 /* | */ ? stickyAt(barLevel, text, p) : null;
         if (t) {

@@ -188,6 +188,26 @@ describe('outer prefixes before the engine\'s own header are peeled', () => {
     expect(normalizeLine('`torch_dtype` is deprecated! Use `dtype` instead!', 2025).message).toBe('`torch_dtype` is deprecated! Use `dtype` instead!');
   });
 
+  it("a reply's Markdown quote markers are peeled; a list's indentation only when a header follows it", () => {
+    // vllm/v09-2025-06-quoted-reply-v1-engine-start (a reply quoting the reporter's log).
+    const quoted = normalizeLine('> INFO 06-18 15:48:39 [api_server.py:1287] vLLM API server version 0.9.2.dev140+g8b6e1d639.d20250618', 2025);
+    expect(quoted.message).toBe('vLLM API server version 0.9.2.dev140+g8b6e1d639.d20250618');
+    expect(quoted.level).toBe('info');
+    // An SGLang run pasted as indented notebook output (code index id 53118622816, Mar 2026).
+    const indented = '    [2026-03-04 15:13:14] KV Cache is allocated. #tokens: 20480, K size: 1.25 GB, V size: 1.25 GB';
+    expect(normalizeLine(indented, 2026).message).toBe('KV Cache is allocated. #tokens: 20480, K size: 1.25 GB, V size: 1.25 GB');
+    expect(classifierOf('sglang')(indented).phase).toBe('warming_up');
+    // Indentation that no header follows is the message's own (llamacpp/llamacpp-2026-jetson-bad-flash-attn-value).
+    expect(normalizeLine('                                        (env: LLAMA_ARG_FLASH_ATTN)', 2026).message).toBe('                                        (env: LLAMA_ARG_FLASH_ATTN)');
+  });
+
+  it("a runtime's ISO stamp before vLLM's own header: vLLM's header, not TGI's, is peeled", () => {
+    // A dots.ocr deployment's vLLM log (code index id 57034277747, Sept 2025, `docker logs -t`).
+    const line = normalizeLine('2025-09-23T09:09:40.158161045Z INFO 09-23 02:09:40 [config.py:2195] Chunked prefill is enabled with max_num_batched_tokens=2048.', 2025);
+    expect(line.message).toBe('Chunked prefill is enabled with max_num_batched_tokens=2048.');
+    expect(line.level).toBe('info');
+  });
+
   it("journalctl under a non-English locale: the header is peeled whatever the month's name", () => {
     // 1CatAI/1Cat-vLLM#237 (journalctl in a Russian locale).
     const line = normalizeLine("авг 18 14:15:04 llm python3[27876]: (APIServer pid=27876) INFO 08-18 14:15:04 [api_server.py:592] Supported tasks: ['generate']", 2026);
