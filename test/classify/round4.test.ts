@@ -228,6 +228,17 @@ describe('a warning the engine went on from is not the cause of a traceback cut 
   const warning =
     "`WARNING 09-04 04:55:04 _core_ext.py:180] Failed to import from vllm._core_C with ImportError('/opt/conda/lib/python3.10/site-packages/vllm/_core_C.abi3.so: undefined symbol: _ZN5torch6detail10class_baseC2ERKSsS3_SsRKSt9type_infoS6_')";
 
+  it('warnings alone, with nothing worse after them, end nothing', () => {
+    // vllm/v0-2024-10-source-build-no-vllm-c-commit-hash-warning-api-server-dev (vllm-project/vllm#9624), cut before its API server line.
+    const m = runLines('vllm', [
+      'WARNING 10-25 00:26:20 _custom_ops.py:19] Failed to import from vllm._C with ModuleNotFoundError("No module named \'vllm._C\'")',
+      '/home/dandiago/vllm/vllm/connections.py:8: RuntimeWarning: Failed to read commit hash:',
+      "No module named 'vllm._version'",
+    ]);
+    expect(m.current).not.toBe('crashed');
+    expect(m.snapshot().crash).toBeNull();
+  });
+
   it('the traceback is cut: crashed, cause not in the capture', () => {
     // sglang/sglang-2024-09-backtick-vllm-core-c-undefined-symbol-warning-then-import-traceback (sgl-project/sglang#1321).
     const m = runLines('sglang', [
