@@ -31,6 +31,16 @@ describe('start and load markers of each engine and era', () => {
     expect(classifierOf('vllm')(line).phase).toBe('starting');
   });
 
+  it.each([
+    // vllm/full-v0100-awq-moe-ready-request-context-length-tracebacks-shutdown (V1 0.10): the model is built after "Starting to load model".
+    'INFO 08-18 19:56:56 [gpu_model_runner.py:1875] Loading model from scratch...',
+    'INFO 08-18 19:56:56 [compressed_tensors_wNa16.py:95] Using MarlinLinearKernel for CompressedTensorsWNA16',
+    'INFO 08-18 19:56:56 [cuda.py:290] Using Flash Attention backend on V1 engine.',
+    'INFO 08-18 19:56:56 [compressed_tensors_moe.py:82] Using CompressedTensorsWNA16MarlinMoEMethod',
+  ])('vLLM V1 building the model is loading its weights: %s', (line) => {
+    expect(classifierOf('vllm')(line).phase).toBe('loading_weights');
+  });
+
   it("TGI: the shard's settings start it, exllama kernels are its weights loading", () => {
     // tgi/tgi-3.0-2024-12-qwen2vl-duplicated-lines-kv-blocks-cuda-graphs-method-warmup-error (huggingface/text-generation-inference#2823).
     const tgi = classifierOf('tgi');
