@@ -169,6 +169,34 @@ describe("ggml's assertion aborts the process in every form", () => {
   });
 });
 
+describe("ggml's backend error report names the cause, and its abort ends the attempt", () => {
+  it('a kernel the build has no code for: invalid device function (ggml-org/llama.cpp#8504, ROCm, July 2024)', () => {
+    const lines = [
+      'ggml_cuda_compute_forward: RMS_NORM failed',
+      'CUDA error: invalid device function',
+      '  current device: 0, in function ggml_cuda_compute_forward at ggml/src/ggml-cuda.cu:2288',
+      '  err',
+      'GGML_ASSERT: ggml/src/ggml-cuda.cu:101: !"CUDA error"',
+      '[New LWP 252]',
+    ];
+    const m = runLines('llamacpp', lines);
+    expect(m.current).toBe('crashed');
+    expect(m.snapshot().crash).toMatchObject({ reason: 'version_mismatch', line: lines[1] });
+  });
+
+  it("2026's GGML_ABORT form ('file:line: CUDA error') printed before the report (ZengboJamesWang/Qwen3.5-35B-A3B-openclaw-dgx-spark#3)", () => {
+    const lines = [
+      'opt/llama.cpp/ggml/src/ggml-cuda/ggml-cuda.cu:97: CUDA error',
+      'ggml_cuda_compute_forward: SCALE failed',
+      'CUDA error: no kernel image is available for execution on the device',
+    ];
+    const m = runLines('llamacpp', lines);
+    expect(m.current).toBe('crashed');
+    // The abort line ends the attempt; the report printed after it still names the cause.
+    expect(m.snapshot().crash?.reason).toBe('version_mismatch');
+  });
+});
+
 describe('outer prefixes before the engine\'s own header are peeled', () => {
   it("a CI runner's bracketed ISO stamp: a frames-only worker traceback crashed", () => {
     // vllm/v0-2025-12-pytorch-ci-buildkite-stamps-worker-cudagraph-frames-cut (pytorch/pytorch#170433).
