@@ -2,10 +2,12 @@
  * `npm run score [-- --json] [-- --misses] [-- --tuning-only]`: modelwatch's replay and the naive baseline scored against
  * the human expectations of the log corpus, for the tuning part (`test/fixtures/logs`) and the sealed part
  * (`test/fixtures/sealed`) separately. Only totals are printed for the sealed part: `--misses` lists the
- * tuning logs that miss, never a sealed one (see test/fixtures/sealed/README.md). With `sealed/round2.txt`
- * present, the sealed part is also scored per sealing round (`sealed r1`, `sealed r2`).
+ * tuning logs that miss, never a sealed one (see test/fixtures/sealed/README.md). Each `sealed/round<N>.txt`
+ * names the logs of sealing round N (`engine/slug` per line): the sealed part is then scored per round
+ * (`sealed r<N>`, and `sealed (no round)` for logs no round file names) and in total. An empty sealed part
+ * (every round unsealed) prints no sealed row.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadEngineCatalog } from '../src/config/engines.js';
@@ -43,27 +45,50 @@ async function scorePart(fixtures: readonly GoldenFixture[]): Promise<Scored[]> 
 
 const tuning = await scorePart(goldenFixtures(logsDir).filter((f) => !f.slug.startsWith('synthetic-')));
 // While rules are being written, `--tuning-only` keeps even the sealed totals out of sight.
-const sealed = values['tuning-only'] ? [] : await scorePart(goldenFixtures(sealedDir));
-// The logs of each sealing round after the first are named in `round<N>.txt` (engine/slug per line): the
-// sealed part is scored per round and in total, still only as totals.
-const roundFile = join(sealedDir, 'round2.txt');
-const round2 = new Set(existsSync(roundFile) ? readFileSync(roundFile, 'utf8').split('\n').filter(Boolean) : []);
-const inRound2 = (s: Scored): boolean => round2.has(`${s.fixture.engine}/${s.fixture.slug}`);
+const sealed = values['tuning-only'] || !existsSync(sealedDir) ? [] : await scorePart(goldenFixtures(sealedDir));
+// The logs of each sealing round are named in `round<N>.txt` (engine/slug per line): the sealed part is
+// scored per round and in total, still only as totals.
+const rounds = sealed.length === 0 ? [] : sealedRounds(sealed);
 const rows: { scorer: string; part: string; score: PartScore }[] = [];
 for (const scorer of ['naive regex list, last marker wins', 'modelwatch replay']) {
   const pick = (s: Scored): LogScore => (scorer === 'modelwatch replay' ? s.replay : s.naive);
   rows.push({ scorer, part: 'tuning', score: summarize(tuning.map(pick)) });
-  if (values['tuning-only']) continue;
-  if (round2.size > 0) {
-    rows.push({ scorer, part: 'sealed r1', score: summarize(sealed.filter((s) => !inRound2(s)).map(pick)) });
-    rows.push({ scorer, part: 'sealed r2', score: summarize(sealed.filter(inRound2).map(pick)) });
-  }
+  if (sealed.length === 0) continue;
+  for (const r of rounds) rows.push({ scorer, part: r.part, score: summarize(r.logs.map(pick)) });
   rows.push({ scorer, part: 'sealed', score: summarize(sealed.map(pick)) });
 }
+
+/** The sealed logs grouped by the `round<N>.txt` that names them, rounds in order; none without a round file. */
+function sealedRounds(logs: readonly Scored[]): { part: string; logs: Scored[] }[] {
+  const files = existsSync(sealedDir)
+    ? readdirSync(sealedDir)
+        .map((f) => /^round(\d+)\.txt$/.exec(f))
+        .filter((m): m is RegExpExecArray => m !== null)
+        .sort((a, b) => Number(a[1]) - Number(b[1]))
+    : [];
+  if (files.length === 0) return [];
+  const roundOf = new Map<string, string>();
+  for (const m of files) {
+    for (const name of readFileSync(join(sealedDir, m[0]), 'utf8').split('\n').map((l) => l.trim()).filter(Boolean)) {
+      const prior = roundOf.get(name);
+      if (prior !== undefined) throw new Error(`${name} is named by sealed/round${prior}.txt and by sealed/${m[0]}`);
+      roundOf.set(name, m[1] ?? '');
+    }
+  }
+  const key = (s: Scored): string => `${s.fixture.engine}/${s.fixture.slug}`;
+  const present = new Set(logs.map(key));
+  for (const name of roundOf.keys()) if (!present.has(name)) process.stderr.write(`score: sealed/round${roundOf.get(name)}.txt names ${name}, which is not in the sealed part\n`);
+  const out = files.map((m) => ({ part: `sealed r${m[1]}`, logs: logs.filter((s) => roundOf.get(key(s)) === m[1]) }));
+  const unnamed = logs.filter((s) => !roundOf.has(key(s)));
+  if (unnamed.length > 0) out.push({ part: 'sealed (no round)', logs: unnamed });
+  return out;
+}
+
 if (values.json) {
   process.stdout.write(`${JSON.stringify(rows)}\n`);
 } else {
   process.stdout.write(renderScores(rows));
+  if (!values['tuning-only'] && sealed.length === 0) process.stdout.write('sealed part: empty (no sealed log)\n');
   if (values.misses) {
     for (const { fixture: f, replay: s } of tuning) {
       const what = [!s.finalPhase && 'final phase', !s.phaseOrder && 'phase order', s.rootCause === false && 'root cause', s.falseCrash && 'FALSE CRASH', s.restarts === false && 'restarts']

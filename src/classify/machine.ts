@@ -119,6 +119,10 @@ interface OpenBlock {
   readonly fatal: boolean;
   /** A traceback (header, frames) is part of it, not only error lines. */
   readonly traceback: boolean;
+  /** How many root-cause candidates there were when its traceback began (-1: no traceback yet). */
+  readonly tracebackFrom: number;
+  /** A line of it is more than a warning the engine logged and went on from (an error, a frame, a consequence). */
+  readonly strong: boolean;
 }
 
 /** The hint of a crash whose exception line was cut off the capture. */
@@ -132,6 +136,8 @@ interface Candidate {
   readonly specific: boolean;
   /** The line a report's header said its cause follows on (a panic's message, NCCL's last error). */
   readonly detail?: boolean;
+  /** The line's own header says WARNING: the engine logged it and went on. */
+  readonly warning?: boolean;
 }
 
 // A raised exception's own line ("ValueError: ...", "torch.OutOfMemoryError: ..."): a process died there.
@@ -337,6 +343,12 @@ export class PhaseMachine {
     const events: MachineEvent[] = [];
     const block = this.block;
     if (this.phase === 'down' || isOneOf(loadingPhases, this.phase)) {
+      // Warnings the engine logged and went on from are not the cause of a traceback that began after
+      // them and was cut before its own exception line: that line, not in the capture, is.
+      const warningsOnly = this.candidates.length > 0 && this.candidates.every((c) => c.warning === true);
+      if (warningsOnly && block !== null && block.traceback && block.tracebackFrom >= this.candidates.length) this.candidates = [];
+      // Warnings alone, with nothing worse after them, end nothing: the engine said it went on.
+      else if (warningsOnly && (block === null || !block.strong)) return events;
       // An error line the load went on past (a later marker or counter) did not end it by itself;
       // it is still the root cause if an exception report ends the capture.
       if (this.candidates.length > 0 && (!this.answered || this.reported)) this.enterCrash(this.candidates[this.candidates.length - 1]?.line ?? '', this.clock, events, undefined);
@@ -523,7 +535,7 @@ export class PhaseMachine {
         return 'error';
       }
       if (v.crash.causal) {
-        addCandidate(this.candidates, { reason: v.crash.reason, line, at, specific: v.crash.specific });
+        addCandidate(this.candidates, { reason: v.crash.reason, line, at, specific: v.crash.specific, warning: v.line.level === 'warning' });
         this.answered = false;
         if (!this.reported && (this.block?.traceback === true || raisedException.test(v.line.message))) this.reported = true;
         if (v.crash.terminal) this.enterCrash(line, at, events, undefined);
@@ -532,7 +544,7 @@ export class PhaseMachine {
       }
       // A consequence ("WorkerProc hit an exception") or a specific cause is fatal; a bare exception
       // may be one request's.
-      if (this.current !== 'crashed') this.openBlock(line, at, !v.crash.causal || v.crash.specific, false);
+      if (this.current !== 'crashed') this.openBlock(line, at, !v.crash.causal || v.crash.specific, false, !v.crash.causal || v.line.level !== 'warning');
       return 'error';
     }
     let cls: LineClass = v.foretell !== undefined ? 'warning' : v.baseClass;
@@ -586,9 +598,12 @@ export class PhaseMachine {
     return cls;
   }
 
-  private openBlock(line: string, at: number | null, fatal: boolean, traceback: boolean): void {
-    if (this.block === null) this.block = { line, at, fatal, traceback };
-    else if ((fatal && !this.block.fatal) || (traceback && !this.block.traceback)) this.block = { ...this.block, fatal: fatal || this.block.fatal, traceback: traceback || this.block.traceback };
+  private openBlock(line: string, at: number | null, fatal: boolean, traceback: boolean, strong = true): void {
+    const from = traceback ? this.candidates.length : -1;
+    const b = this.block;
+    if (b === null) this.block = { line, at, fatal, traceback, tracebackFrom: from, strong };
+    else if ((fatal && !b.fatal) || (traceback && !b.traceback) || (strong && !b.strong))
+      this.block = { ...b, fatal: fatal || b.fatal, traceback: traceback || b.traceback, tracebackFrom: b.traceback ? b.tracebackFrom : from, strong: strong || b.strong };
   }
 
   private progress(at: number | null, events: MachineEvent[]): void {

@@ -29,8 +29,13 @@ const pastedEscape = /(?:\^\[|#033)\[[0-9;]*m/g;
 // Sticky: each is tried at the current offset of the line.
 const isoStamp = /(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?(Z|[+-]\d\d:?\d\d)?\s+/y;
 const syslogStamp = /([A-Z][a-z]{2}) +(\d{1,2}) (\d\d):(\d\d):(\d\d)(?:\.\d+)? \S+ ([^\s[:]+)(?:\[\d+\])?: /y;
+// journalctl's short format under a non-English locale names the month in its own words (`авг 18`, `Okt 02`,
+// `févr. 14`): the header is the same; its month is not read.
+const localSyslogStamp = /\p{L}{2,5}\.? +\d{1,2} \d\d:\d\d:\d\d(?:\.\d+)? \S+ ([^\s[:]+)(?:\[\d+\])?: /uy;
 const rayDaemonPrefix = /\((?:raylet|gcs_server|autoscaler|monitor|dashboard)[^)]*\)\s*/y;
-const sglangHeader = /\[(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?:[.,](\d{1,6}))?(?: [^\]]*)?\] /y;
+// SGLang's `[2025-11-01 16:50:36 TP0] `, and a CI runner's or collector's bracketed ISO stamp before the
+// engine's own header (Buildkite's `[2025-12-13T19:54:35Z] `).
+const sglangHeader = /\[(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?(?:Z|[+-]\d\d:?\d\d)?(?: [^\]]*)?\] /y;
 // The Rust source location after the target (`router/src/main.rs:329: `); pasted into GitHub, `main.rs` may have
 // become a Markdown link (`router/src/[main.rs:329:](http://main.rs/...) `).
 const tgiLevel = /(TRACE|DEBUG|INFO|WARN|ERROR) +((?:[a-z_][\w-]*(?:\{[^}]*\})?(?:::[\w-]+)*: )*)(?:[\w/.-]+\.rs:\d+: |[\w/.-]*\[[\w.-]+\.rs:\d+:\]\([^)\s]*\) )?/y;
@@ -38,8 +43,11 @@ const uvicornLevel = /(DEBUG|INFO|WARNING|ERROR|CRITICAL):\s+/y;
 // After a timestamp, a level and a logger between bars: FastChat's `| ERROR | stderr | ` (vLLM and others run
 // in its workers) and loguru's `| INFO     | module:function:42 - ` (TGI's shards).
 const barLevel = /\| ?(TRACE|DEBUG|INFO|SUCCESS|WARNING|ERROR|CRITICAL) *\| ?(?:[\w.<>:-]+ (?:- |\| ?))?/y;
-// torchrun and torch.distributed prefix each line of a rank's output: `[rank0]: `.
-const rankPrefix = /\[rank\d+\]: /y;
+// A tag in brackets and a colon before the engine's header: torchrun's `[rank0]: ` for each rank's output, or a
+// deployment's service tag (`[vllm]: ` in Akash's lease logs).
+const tagPrefix = /\[[A-Za-z][\w.-]{0,40}\]: /y;
+// The container runtime's log file format (CRI: /var/log/pods): the stream and a full/partial tag after the stamp.
+const criStream = /(?:stdout|stderr) [FP] /y;
 const bracketLevel = /\[?(DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL|FATAL)\]?(?::\s*|\s+)/y;
 // A launcher that re-logs the server's lines behind its own header (`2026-06-09 14:01:52.982 [Error] (Process) `):
 // a capitalised level in brackets and an optional source tag; the engine's own header follows.
@@ -217,6 +225,16 @@ function startsWithLevelWord(text: string, p: number): boolean {
   return n >= 4 && n <= 8 && levelWords.has(text.slice(p, p + n));
 }
 
+// A month word of two to five letters (and a dot), spaces, then the day's first digit.
+function mayBeSyslogMonth(text: string, p: number): boolean {
+  for (let i = p + 2; i <= p + 6; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 32) return isDigit(text, i + 1) || (text.charCodeAt(i + 1) === 32 && isDigit(text, i + 2));
+    if (c !== 46 && c < 65) return false;
+  }
+  return false;
+}
+
 function mayHaveContainerPrefix(text: string, p: number): boolean {
   const bar = text.indexOf('|', p);
   return bar > p + 2 && bar < p + 80;
@@ -341,6 +359,18 @@ export function normalizeLine(raw: string, year: number, into?: LineView): Norma
   // The level a wrapper's header gave; the engine's own header, when one follows, says it better.
   let outer: Level | undefined;
   let m: RegExpExecArray | null;
+  // Paste artefacts of an issue thread. A reply quotes a log behind Markdown quote markers (`> `, nested
+  // `> > `): always peeled. The backticks that open a code block may be glued to its first line
+  // (`` `(VllmWorkerProcess pid=1) INFO ... ``), and a paste inside a list is indented: both are skipped
+  // when a header follows them, kept otherwise (a traceback's indented source lines stay as they are).
+  while (p < end && text.charCodeAt(p) === 62 /* > */ && (p + 1 === end || text.charCodeAt(p + 1) === 32)) p += p + 1 === end ? 1 : 2;
+  let fence = -1;
+  let c0 = text.charCodeAt(p);
+  if (c0 === 96 /* ` */ || c0 === 32 || c0 === 9) {
+    fence = p;
+    while (p < end && (c0 === 96 || c0 === 32 || c0 === 9)) c0 = text.charCodeAt(++p);
+  }
+  const afterFence = p;
   // Headers nest (container > timestamp > process > engine header); peel them from the left.
   // The level header is the innermost: the message starts right after it.
   for (let guard = 0; guard < 6 && p < end; guard++) {
@@ -373,7 +403,7 @@ export function normalizeLine(raw: string, year: number, into?: LineView): Norma
         p += m[0].length;
         continue;
       }
-      if (text.startsWith('[rank', p) && (m = stickyAt(rankPrefix, text, p))) {
+      if ((m = stickyAt(tagPrefix, text, p))) {
         p += m[0].length;
         continue;
       }
@@ -383,6 +413,18 @@ export function normalizeLine(raw: string, year: number, into?: LineView): Norma
       if ((m = stickyAt(isoStamp, text, p))) {
         at = Date.UTC(num(m[1]), num(m[2]) - 1, num(m[3]), num(m[4]), num(m[5]), num(m[6]), fraction(m[7]));
         p += m[0].length;
+        if (text.charCodeAt(p) === 115 /* s */ && (m = stickyAt(criStream, text, p))) {
+          // The engine's own header follows the runtime's: peel it on the next turn.
+          p += m[0].length;
+          continue;
+        }
+        // A runtime's stamp before vLLM's own header (`docker logs -t`, a collector): the engine's header, not TGI's.
+        const h = level === undefined ? vllmHeader(text, p, year) : 0;
+        if (h > 0) {
+          level = headerLevel;
+          p += h;
+          break;
+        }
         const t = startsWithLevelWord(text, p) ? stickyAt(tgiLevel, text, p) : text.charCodeAt(p) === 124 /* | */ ? stickyAt(barLevel, text, p) : null;
         if (t) {
           level = levelOf(t[1] ?? '');
@@ -421,6 +463,11 @@ export function normalizeLine(raw: string, year: number, into?: LineView): Norma
         }
       }
     }
+    if (origin === undefined && (c > 127 || (c >= 65 && c <= 90) || (c >= 97 && c <= 122)) && mayBeSyslogMonth(text, p) && (m = stickyAt(localSyslogStamp, text, p))) {
+      origin = m[1];
+      p += m[0].length;
+      continue;
+    }
     const n = mayHaveContainerPrefix(text, p) ? containerPrefixLength(text, p, end) : 0;
     if (n > 0) {
       p += n;
@@ -428,6 +475,7 @@ export function normalizeLine(raw: string, year: number, into?: LineView): Norma
     }
     break;
   }
+  if (fence !== -1 && p === afterFence) p = fence;
   level ??= outer;
   if (text.charCodeAt(end - 1) === 93 /* ] */ && text.includes(' across cluster]', p)) {
     const m2 = rayRepeat.exec(text.slice(p, end));

@@ -18,7 +18,7 @@ export interface Expectation {
    * Where the classifier, after review, still disagrees with the human expectation, and why: the
    * golden test does not pin those parts (the scorer counts them as misses).
    */
-  knownMiss?: { phaseOrder?: string; rootCause?: string };
+  knownMiss?: { finalPhase?: string; phaseOrder?: string; rootCause?: string };
   /** Replay the log as one node of a multi-node group with this role (a worker node's own lines). */
   role?: 'head' | 'worker';
   /** The capture ends with the node waiting on another node (checked only where set). */
