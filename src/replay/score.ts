@@ -33,6 +33,8 @@ export interface LogScore {
   readonly finalPhase: boolean;
   readonly phaseOrder: boolean;
   readonly rootCause: boolean | null;
+  /** The cause line alone is right, whatever reason was given to it (null where no cause line is visible). */
+  readonly causeLine: boolean | null;
   readonly falseCrash: boolean;
   readonly restarts: boolean | null;
 }
@@ -66,6 +68,7 @@ export function scoreLog(expect: LogExpectation, outcome: LogOutcome): LogScore 
       expect.crash === null || cause === null
         ? null
         : outcome.crash !== null && outcome.crash.reason === expect.crash.reason && outcome.crash.line === cause,
+    causeLine: expect.crash === null || cause === null ? null : outcome.crash !== null && outcome.crash.line === cause,
     falseCrash: expect.finalPhase !== 'crashed' && outcome.finalPhase === 'crashed',
     restarts:
       outcome.restarts === null
@@ -80,6 +83,8 @@ export interface PartScore {
   readonly finalPhase: number;
   readonly phaseOrder: number;
   readonly rootCause: number;
+  /** Logs whose cause line was found, its reason right or not (of `causeVisible`). */
+  readonly causeLine: number;
   /** Logs whose root-cause line is visible (the denominator of `rootCause`). */
   readonly causeVisible: number;
   readonly falseCrashes: number;
@@ -96,6 +101,7 @@ export function summarize(scores: readonly LogScore[]): PartScore {
     finalPhase: count((s) => s.finalPhase),
     phaseOrder: count((s) => s.phaseOrder),
     rootCause: count((s) => s.rootCause === true),
+    causeLine: count((s) => s.causeLine === true),
     causeVisible: count((s) => s.rootCause !== null),
     falseCrashes: count((s) => s.falseCrash),
     wrongRestarts: restartScored ? count((s) => s.restarts === false) : null,
@@ -106,7 +112,7 @@ const percent = (n: number, d: number): string => (d === 0 ? 'n/a' : `${((100 * 
 
 /** Renders score rows as the table `npm run score` prints. */
 export function renderScores(rows: readonly { readonly scorer: string; readonly part: string; readonly score: PartScore }[]): string {
-  const head = ['scorer', 'part', 'logs', 'final phase', 'phase order', 'root cause (visible)', 'false crashes', 'wrong restarts'];
+  const head = ['scorer', 'part', 'logs', 'final phase', 'phase order', 'root cause (visible)', 'cause line', 'false crashes', 'wrong restarts'];
   const body = rows.map(({ scorer, part, score: s }) => [
     scorer,
     part,
@@ -114,6 +120,7 @@ export function renderScores(rows: readonly { readonly scorer: string; readonly 
     percent(s.finalPhase, s.logs),
     percent(s.phaseOrder, s.logs),
     `${percent(s.rootCause, s.causeVisible)} of ${s.causeVisible}`,
+    percent(s.causeLine, s.causeVisible),
     String(s.falseCrashes),
     s.wrongRestarts === null ? 'n/a' : String(s.wrongRestarts),
   ]);

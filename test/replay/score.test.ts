@@ -10,14 +10,15 @@ const crashed: LogExpectation = {
 };
 
 describe('scoring one log against its human expectation', () => {
-  it('judges final phase, phase order, root cause (reason and line) and restarts apart', () => {
+  it('judges final phase, phase order, root cause (reason and line), the cause line alone and restarts apart', () => {
     expect(
       scoreLog(crashed, { finalPhase: 'crashed', phases: ['starting', 'loading_weights', 'crashed'], crash: { reason: 'cuda_oom', line: crashed.crash!.line! }, restarts: [] }),
-    ).toEqual({ finalPhase: true, phaseOrder: true, rootCause: true, falseCrash: false, restarts: true });
+    ).toEqual({ finalPhase: true, phaseOrder: true, rootCause: true, causeLine: true, falseCrash: false, restarts: true });
     expect(scoreLog(crashed, { finalPhase: 'crashed', phases: ['crashed'], crash: { reason: 'unknown', line: crashed.crash!.line! }, restarts: ['x'] })).toEqual({
       finalPhase: true,
       phaseOrder: false,
       rootCause: false,
+      causeLine: true,
       falseCrash: false,
       restarts: false,
     });
@@ -32,11 +33,11 @@ describe('scoring one log against its human expectation', () => {
 
   it('sums a part and renders the table', () => {
     const s = summarize([
-      { finalPhase: true, phaseOrder: true, rootCause: true, falseCrash: false, restarts: true },
-      { finalPhase: false, phaseOrder: false, rootCause: null, falseCrash: true, restarts: false },
+      { finalPhase: true, phaseOrder: true, rootCause: true, causeLine: true, falseCrash: false, restarts: true },
+      { finalPhase: false, phaseOrder: false, rootCause: null, causeLine: null, falseCrash: true, restarts: false },
     ]);
-    expect(s).toEqual({ logs: 2, finalPhase: 1, phaseOrder: 1, rootCause: 1, causeVisible: 1, falseCrashes: 1, wrongRestarts: 1 });
-    expect(renderScores([{ scorer: 'modelwatch replay', part: 'sealed', score: s }])).toMatch(/modelwatch replay {2}sealed {2}2 +50\.0% +50\.0% +100\.0% of 1 +1 +1/);
+    expect(s).toEqual({ logs: 2, finalPhase: 1, phaseOrder: 1, rootCause: 1, causeLine: 1, causeVisible: 1, falseCrashes: 1, wrongRestarts: 1 });
+    expect(renderScores([{ scorer: 'modelwatch replay', part: 'sealed', score: s }])).toMatch(/modelwatch replay {2}sealed {2}2 +50\.0% +50\.0% +100\.0% of 1 +100\.0% +1 +1/);
   });
 });
 
