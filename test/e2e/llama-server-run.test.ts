@@ -47,7 +47,13 @@ describeRealLlamaServer('modelwatch run watching the real llama-server (log file
     bigModel = makeModel(path, { embd: 1536, layers: 16, ff: 4096 }).then(() => path);
     bigModel.catch(() => undefined);
     const targets = ['load', 'hang', 'canary', 'missing', 'truncated', 'portinuse', 'ctxbig', 'badflag'];
-    for (const t of targets) ports[t] = await freePort();
+    // The kernel may hand the same free port out twice in a row (it was closed again at once):
+    // each target gets one no other target has.
+    for (const t of targets) {
+      let port = await freePort();
+      while (Object.values(ports).includes(port)) port = await freePort();
+      ports[t] = port;
+    }
     // The canary runs on the 9 MB model only: on the 1.1 GB one a CPU answers 30 tokens a second.
     const fileTarget = (t: string, extra = ''): string =>
       `  ${t}:\n    engine: llamacpp\n    url: http://127.0.0.1:${ports[t]}\n    logs: { file: { path: ${log(t)} } }\n    process: { pidFile: ${pid(t)} }\n    smoke: { enabled: false }\n${extra}`;
