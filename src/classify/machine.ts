@@ -478,6 +478,9 @@ export class PhaseMachine {
       this.reported = false;
       this.block = null;
     }
+    // A request or batch line that reports a failure ("batch{...}:prefill: ... Server error: ...") still
+    // shows the server was serving when it came: a capture that starts with it starts ready.
+    if (v.serving && v.crash !== undefined && !v.exception && this.phase === 'down') this.newAttempt(line, at, events, this.ledger.opened('serving', at), 'ready');
     if (v.serving && v.crash === undefined && !v.exception && this.phase !== 'crashed') {
       // Request and batch lines: a capture that starts with them starts while serving; during a load
       // they are the engine's own warmup requests.

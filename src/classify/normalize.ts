@@ -28,6 +28,8 @@ const ansiEscape = /\x1b\[[0-9;?]*[A-Za-z]/g;
 const pastedEscape = /(?:\^\[|#033)\[[0-9;]*m/g;
 // Sticky: each is tried at the current offset of the line.
 const isoStamp = /(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?(Z|[+-]\d\d:?\d\d)?\s+/y;
+// A docker timestamp whose left part a paste cut off ("17T07:25:20.920627955Z "): no date to read, still a header.
+const cutIsoStamp = /\d\dT\d\d:\d\d:\d\d(?:[.,]\d{1,9})?Z\s+/y;
 const syslogStamp = /([A-Z][a-z]{2}) +(\d{1,2}) (\d\d):(\d\d):(\d\d)(?:\.\d+)? \S+ ([^\s[:]+)(?:\[\d+\])?: /y;
 const rayDaemonPrefix = /\((?:raylet|gcs_server|autoscaler|monitor|dashboard)[^)]*\)\s*/y;
 const sglangHeader = /\[(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?:[.,](\d{1,6}))?(?: [^\]]*)?\] /y;
@@ -389,6 +391,10 @@ export function normalizeLine(raw: string, year: number, into?: LineView): Norma
           p += t[0].length;
           break;
         }
+        continue;
+      }
+      if (text.charCodeAt(p + 2) === 84 /* T */ && (m = stickyAt(cutIsoStamp, text, p))) {
+        p += m[0].length;
         continue;
       }
       if ((m = stickyAt(llamaStamp, text, p))) {
