@@ -119,6 +119,8 @@ interface OpenBlock {
   readonly fatal: boolean;
   /** A traceback (header, frames) is part of it, not only error lines. */
   readonly traceback: boolean;
+  /** It opened right after a warning line: the traceback a logger attaches to that warning (exc_info). */
+  readonly warned?: boolean;
 }
 
 /** The hint of a crash whose exception line was cut off the capture. */
@@ -189,6 +191,8 @@ export class PhaseMachine {
   private reported = false;
   /** The exception report the attempt ended its lines with, until a later line shows progress. */
   private block: OpenBlock | null = null;
+  /** The previous non-blank line was a warning that reported no failure. */
+  private warned = false;
   /** The previous line said the cause follows (a `detail` line): the next non-blank line states it. */
   private detailNext = false;
   private foretold: { reason: CrashReason; line: string; at: number | null }[] = [];
@@ -340,7 +344,8 @@ export class PhaseMachine {
       // An error line the load went on past (a later marker or counter) did not end it by itself;
       // it is still the root cause if an exception report ends the capture.
       if (this.candidates.length > 0 && (!this.answered || this.reported)) this.enterCrash(this.candidates[this.candidates.length - 1]?.line ?? '', this.clock, events, undefined);
-      else if (block !== null) this.enterCrash(block.line, block.at, events, undefined, this.candidates.length > 0 ? undefined : causeNotInCapture);
+      // A traceback a warning carried (a logger's exc_info), with no error line of its own, ended nothing.
+      else if (block !== null && !(block.warned === true && !block.fatal && this.candidates.length === 0)) this.enterCrash(block.line, block.at, events, undefined, this.candidates.length > 0 ? undefined : causeNotInCapture);
     } else if (this.phase === 'ready' && block?.fatal === true) {
       this.enterCrash(block.line, block.at, events, undefined, this.candidates.length > 0 ? undefined : causeNotInCapture);
     }
@@ -467,10 +472,13 @@ export class PhaseMachine {
       this.progress(at, events);
       if (v.restart) return 'phase';
     }
+    const afterWarning = this.warned;
+    if (v.line.message.trim() !== '') this.warned = v.line.level === 'warning' && v.crash === undefined && !v.exception;
     // A benign line is harmless only in the phases its rule names; elsewhere it is a warning.
     if (v.benign && (v.benign.phases === undefined || v.benign.phases.has(this.phase))) {
       this.benignCounts[v.benign.name] = (this.benignCounts[v.benign.name] ?? 0) + 1;
-      return 'benign';
+      // A harmless notice that is also a phase marker (TGI's shard import warnings) still shows the phase.
+      if (v.phase === undefined || this.phase !== 'down' || v.crash !== undefined) return 'benign';
     }
     if (v.recovery) {
       // "retrying without pipeline parallelism": the error lines above were handled.
@@ -539,7 +547,11 @@ export class PhaseMachine {
       return 'error';
     }
     let cls: LineClass = v.foretell !== undefined ? 'warning' : v.baseClass;
-    if (v.exception) this.openBlock(line, at, false, true);
+    if (v.exception) {
+      const opens = this.block === null;
+      this.openBlock(line, at, false, true);
+      if (opens && afterWarning && this.block !== null) this.block = { ...this.block, warned: true };
+    }
     // A marker or counter shows the attempt got past an exception report (a frame that names a phase does not).
     else if (v.phase !== undefined || v.counter !== undefined) {
       this.block = null;
