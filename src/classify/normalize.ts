@@ -347,6 +347,12 @@ export function normalizeLine(raw: string, year: number, into?: LineView): Norma
   // The level header is the innermost: the message starts right after it.
   for (let guard = 0; guard < 6 && p < end; guard++) {
     const c = text.charCodeAt(p);
+    // A markdown quote marker a reporter pasted the log behind ("> vllm-1  | ...", ">  2023-07-03T...").
+    if (c === 62 /* > */ && p === 0 && text.charCodeAt(1) === 32) {
+      p = 1;
+      while (p < end && text.charCodeAt(p) === 32) p++;
+      continue;
+    }
     if (c === 40 /* ( */) {
       const n = processPrefixLength(text, p, end) || (stickyAt(rayDaemonPrefix, text, p)?.[0].length ?? 0);
       if (n > 0) {
