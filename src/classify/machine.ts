@@ -121,6 +121,8 @@ interface OpenBlock {
   readonly traceback: boolean;
   /** It opened right after a warning line: the traceback a logger attaches to that warning (exc_info). */
   readonly warned?: boolean;
+  /** The reason a consequential line of it named, for a capture that ends before the cause itself. */
+  readonly reason?: CrashReason;
 }
 
 /** The hint of a crash whose exception line was cut off the capture. */
@@ -345,7 +347,7 @@ export class PhaseMachine {
       // it is still the root cause if an exception report ends the capture.
       if (this.candidates.length > 0 && (!this.answered || this.reported)) this.enterCrash(this.candidates[this.candidates.length - 1]?.line ?? '', this.clock, events, undefined);
       // A traceback a warning carried (a logger's exc_info), with no error line of its own, ended nothing.
-      else if (block !== null && !(block.warned === true && !block.fatal && this.candidates.length === 0)) this.enterCrash(block.line, block.at, events, undefined, this.candidates.length > 0 ? undefined : causeNotInCapture);
+      else if (block !== null && !(block.warned === true && !block.fatal && this.candidates.length === 0)) this.enterCrash(block.line, block.at, events, block.reason === undefined ? undefined : { reason: block.reason }, this.candidates.length > 0 ? undefined : causeNotInCapture);
     } else if (this.phase === 'ready' && block?.fatal === true) {
       this.enterCrash(block.line, block.at, events, undefined, this.candidates.length > 0 ? undefined : causeNotInCapture);
     }
@@ -543,7 +545,10 @@ export class PhaseMachine {
       }
       // A consequence ("WorkerProc hit an exception") or a specific cause is fatal; a bare exception
       // may be one request's.
-      if (this.current !== 'crashed') this.openBlock(line, at, !v.crash.causal || v.crash.specific, false);
+      if (this.current !== 'crashed') {
+        this.openBlock(line, at, !v.crash.causal || v.crash.specific, false);
+        if (!v.crash.causal && v.crash.reason !== 'unknown' && this.block !== null && this.block.reason === undefined) this.block = { ...this.block, reason: v.crash.reason };
+      }
       return 'error';
     }
     let cls: LineClass = v.foretell !== undefined ? 'warning' : v.baseClass;
