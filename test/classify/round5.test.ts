@@ -37,8 +37,6 @@ describe('root causes named by their message, in every engine and era', () => {
     ['sglang', 'sglang/sglang-2025-06-dp-decode-hang-pyspy-missing-watchdog-timeout', 'watchdog', 'Watchdog timeout (self.watchdog_timeout=300)'],
     // An empty ImportError names nothing; the detailed one below it names the missing symbol.
     ['sglang', 'sglang/sglang-2025-11-pr-sgl-kernel-common-ops-undefined-symbol', 'version_mismatch', '- ImportError: /usr/local/lib/python3.10/dist-packages/sgl_kernel/sm100/common_ops.abi3.so: undefined symbol'],
-    // A package shadowed by a folder of its name ("unknown location") is no version mismatch.
-    ['sglang', 'sglang/sglang-056-2025-12-rocm-one-line-cannot-import-serverargs', 'unknown', "ImportError: cannot import name 'ServerArgs' from 'sglang' (unknown location)"],
     // The Hub repo of the model id has no tokenizer (TGI's router, 2023).
     ['tgi', 'tgi/tgi-0.6-2023-04-router-panic-model-on-hub-has-no-tokenizer', 'model_not_found', "on the Hub doesn't have a tokenizer"],
     // No model config where the model should be (vLLM 0.7 and 0.10+ wordings), a config that is not JSON.
