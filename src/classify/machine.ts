@@ -306,10 +306,12 @@ export class PhaseMachine {
     }
     // Most lines carry no evidence about attempts: the ledger is asked only about those that do.
     // A banner begins a new attempt unless the one in progress has only just started.
+    // A relaunch line (a first line every process of the engine prints) is a banner only after a crash.
+    const banner = verdict.restart || (verdict.relaunch && this.phase === 'crashed');
     const decision =
-      invocation === undefined && !verdict.restart
+      invocation === undefined && !banner
         ? sameAttempt
-        : this.ledger.line(invocation, verdict.restart, this.phase === 'down' || rank(this.phase) > rank('starting'), when ?? null);
+        : this.ledger.line(invocation, banner, this.phase === 'down' || rank(this.phase) > rank('starting'), when ?? null);
     // A late line of an invocation already replaced judges nothing: it is only counted.
     const cls = decision.kind === 'stale' ? verdict.baseClass : this.apply(verdict, raw, events, decision);
     this.counts[cls]++;
@@ -472,10 +474,12 @@ export class PhaseMachine {
     if (decision.kind === 'new') {
       this.newAttempt(line, at, events, decision.identity, 'starting');
       this.progress(at, events);
-      if (v.restart) return 'phase';
+      if (v.restart || v.relaunch) return 'phase';
     }
     const afterWarning = this.warned;
-    if (v.line.message.trim() !== '') this.warned = v.line.level === 'warning' && v.crash === undefined && !v.exception;
+    // Only lines after a warning are sliced to find the next non-blank one (the hot path makes no string).
+    if (v.line.level === 'warning') this.warned = v.crash === undefined && !v.exception;
+    else if (this.warned && v.line.message.trim() !== '') this.warned = false;
     // A benign line is harmless only in the phases its rule names; elsewhere it is a warning.
     if (v.benign && (v.benign.phases === undefined || v.benign.phases.has(this.phase))) {
       this.benignCounts[v.benign.name] = (this.benignCounts[v.benign.name] ?? 0) + 1;

@@ -89,6 +89,23 @@ describe('root causes named by their message, in every engine and era', () => {
   });
 });
 
+describe('a process started again after a crash', () => {
+  it("vLLM's platform line opens a new attempt after a crash (a wrapper retries), never mid-load", () => {
+    // vllm/full-v091-wrapper-unrecognized-arguments-then-retry-address-in-use (a deployment script around vLLM 0.9.1).
+    const log = excerpt('vllm/full-v091-wrapper-unrecognized-arguments-then-retry-address-in-use');
+    const m = runLines('vllm', log);
+    expect(phasesOf(m)).toEqual(['starting', 'crashed', 'starting', 'crashed']);
+    expect(m.crashHistory().map((c) => c.crash.reason)).toEqual(['config_error', 'port_in_use']);
+    // The same line from the engine core and eight workers while the load goes on is no restart
+    // (vllm/full-v0100-tp8-qwen3-235b-fp8-compile-414s-ready-health-shutdown prints it ten times).
+    const tp8 = excerpt('vllm/full-v0100-tp8-qwen3-235b-fp8-compile-414s-ready-health-shutdown');
+    expect(tp8.filter((l) => l.includes('Automatically detected platform')).length).toBe(10);
+    const load = runLines('vllm', tp8);
+    expect(load.history().every((p) => p.attempt === 1)).toBe(true);
+    expect(load.current).toBe('ready');
+  });
+});
+
 describe('phase markers of more builds and derived servers', () => {
   const phase = (engine: string, raw: string): string | undefined => classifierOf(engine)(raw).phase;
 
