@@ -29,6 +29,8 @@ export interface LineVerdict {
   /** The phase a marker or counter on this line announces. */
   readonly phase: MarkerPhase | undefined;
   readonly restart: boolean;
+  /** A process's first line that starts a new attempt only after a crash (`relaunch` rules). */
+  readonly relaunch: boolean;
   /** A line only a serving server prints (requests, throughput, batches). */
   readonly serving: boolean;
   /** A line saying the failure above it was handled (retry, fallback). */
@@ -121,6 +123,7 @@ export class LineClassifier {
       line: this.view,
       phase: undefined,
       restart: false,
+      relaunch: false,
       serving: false,
       stop: false,
       detail: false,
@@ -164,6 +167,7 @@ export class LineClassifier {
 
     let phase: MarkerPhase | undefined;
     let restart = false;
+    let relaunch = false;
     let serving = false;
     let stop = false;
     let detail = false;
@@ -215,6 +219,9 @@ export class LineClassifier {
         case 'restart':
           if (!restart && (rule.exact === undefined ? rule.re.test(line.message) : this.exactMatch(rule, rule.exact))) restart = true;
           break;
+        case 'relaunch':
+          if (!relaunch && (rule.exact === undefined ? rule.re.test(line.message) : this.exactMatch(rule, rule.exact))) relaunch = true;
+          break;
         case 'version':
           if (version === undefined) {
             const m = rule.re.exec(line.message);
@@ -252,6 +259,7 @@ export class LineClassifier {
     }
     v.phase = phase;
     v.restart = restart;
+    v.relaunch = relaunch;
     v.serving = serving;
     v.stop = stop;
     v.detail = detail;

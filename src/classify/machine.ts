@@ -123,6 +123,10 @@ interface OpenBlock {
   readonly tracebackFrom: number;
   /** A line of it is more than a warning the engine logged and went on from (an error, a frame, a consequence). */
   readonly strong: boolean;
+  /** It opened right after a warning line: the traceback a logger attaches to that warning (exc_info). */
+  readonly warned?: boolean;
+  /** The reason a consequential line of it named, for a capture that ends before the cause itself. */
+  readonly reason?: CrashReason;
 }
 
 /** The hint of a crash whose exception line was cut off the capture. */
@@ -195,6 +199,8 @@ export class PhaseMachine {
   private reported = false;
   /** The exception report the attempt ended its lines with, until a later line shows progress. */
   private block: OpenBlock | null = null;
+  /** The previous non-blank line was a warning that reported no failure. */
+  private warned = false;
   /** The previous line said the cause follows (a `detail` line): the next non-blank line states it. */
   private detailNext = false;
   private foretold: { reason: CrashReason; line: string; at: number | null }[] = [];
@@ -306,10 +312,12 @@ export class PhaseMachine {
     }
     // Most lines carry no evidence about attempts: the ledger is asked only about those that do.
     // A banner begins a new attempt unless the one in progress has only just started.
+    // A relaunch line (a first line every process of the engine prints) is a banner only after a crash.
+    const banner = verdict.restart || (verdict.relaunch && this.phase === 'crashed');
     const decision =
-      invocation === undefined && !verdict.restart
+      invocation === undefined && !banner
         ? sameAttempt
-        : this.ledger.line(invocation, verdict.restart, this.phase === 'down' || rank(this.phase) > rank('starting'), when ?? null);
+        : this.ledger.line(invocation, banner, this.phase === 'down' || rank(this.phase) > rank('starting'), when ?? null);
     // A late line of an invocation already replaced judges nothing: it is only counted.
     const cls = decision.kind === 'stale' ? verdict.baseClass : this.apply(verdict, raw, events, decision);
     this.counts[cls]++;
@@ -352,7 +360,8 @@ export class PhaseMachine {
       // An error line the load went on past (a later marker or counter) did not end it by itself;
       // it is still the root cause if an exception report ends the capture.
       if (this.candidates.length > 0 && (!this.answered || this.reported)) this.enterCrash(this.candidates[this.candidates.length - 1]?.line ?? '', this.clock, events, undefined);
-      else if (block !== null) this.enterCrash(block.line, block.at, events, undefined, this.candidates.length > 0 ? undefined : causeNotInCapture);
+      // A traceback a warning carried (a logger's exc_info), with no error line of its own, ended nothing.
+      else if (block !== null && !(block.warned === true && !block.fatal && this.candidates.length === 0)) this.enterCrash(block.line, block.at, events, block.reason === undefined ? undefined : { reason: block.reason }, this.candidates.length > 0 ? undefined : causeNotInCapture);
     } else if (this.phase === 'ready' && block?.fatal === true) {
       this.enterCrash(block.line, block.at, events, undefined, this.candidates.length > 0 ? undefined : causeNotInCapture);
     }
@@ -477,12 +486,17 @@ export class PhaseMachine {
     if (decision.kind === 'new') {
       this.newAttempt(line, at, events, decision.identity, 'starting');
       this.progress(at, events);
-      if (v.restart) return 'phase';
+      if (v.restart || v.relaunch) return 'phase';
     }
+    const afterWarning = this.warned;
+    // Only lines after a warning are sliced to find the next non-blank one (the hot path makes no string).
+    if (v.line.level === 'warning') this.warned = v.crash === undefined && !v.exception;
+    else if (this.warned && v.line.message.trim() !== '') this.warned = false;
     // A benign line is harmless only in the phases its rule names; elsewhere it is a warning.
     if (v.benign && (v.benign.phases === undefined || v.benign.phases.has(this.phase))) {
       this.benignCounts[v.benign.name] = (this.benignCounts[v.benign.name] ?? 0) + 1;
-      return 'benign';
+      // A harmless notice that is also a phase marker (TGI's shard import warnings) still shows the phase.
+      if (v.phase === undefined || this.phase !== 'down' || v.crash !== undefined) return 'benign';
     }
     if (v.recovery) {
       // "retrying without pipeline parallelism": the error lines above were handled.
@@ -490,6 +504,9 @@ export class PhaseMachine {
       this.reported = false;
       this.block = null;
     }
+    // A request or batch line that reports a failure ("batch{...}:prefill: ... Server error: ...") still
+    // shows the server was serving when it came: a capture that starts with it starts ready.
+    if (v.serving && v.crash !== undefined && !v.exception && this.phase === 'down') this.newAttempt(line, at, events, this.ledger.opened('serving', at), 'ready');
     if (v.serving && v.crash === undefined && !v.exception && this.phase !== 'crashed') {
       // Request and batch lines: a capture that starts with them starts while serving; during a load
       // they are the engine's own warmup requests.
@@ -544,11 +561,18 @@ export class PhaseMachine {
       }
       // A consequence ("WorkerProc hit an exception") or a specific cause is fatal; a bare exception
       // may be one request's.
-      if (this.current !== 'crashed') this.openBlock(line, at, !v.crash.causal || v.crash.specific, false, !v.crash.causal || v.line.level !== 'warning');
+      if (this.current !== 'crashed') {
+        this.openBlock(line, at, !v.crash.causal || v.crash.specific, false, !v.crash.causal || v.line.level !== 'warning');
+        if (!v.crash.causal && v.crash.reason !== 'unknown' && this.block !== null && this.block.reason === undefined) this.block = { ...this.block, reason: v.crash.reason };
+      }
       return 'error';
     }
     let cls: LineClass = v.foretell !== undefined ? 'warning' : v.baseClass;
-    if (v.exception) this.openBlock(line, at, false, true);
+    if (v.exception) {
+      const opens = this.block === null;
+      this.openBlock(line, at, false, true);
+      if (opens && afterWarning && this.block !== null) this.block = { ...this.block, warned: true };
+    }
     // A marker or counter shows the attempt got past an exception report (a frame that names a phase does not).
     else if (v.phase !== undefined || v.counter !== undefined) {
       this.block = null;

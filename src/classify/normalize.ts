@@ -28,6 +28,8 @@ const ansiEscape = /\x1b\[[0-9;?]*[A-Za-z]/g;
 const pastedEscape = /(?:\^\[|#033)\[[0-9;]*m/g;
 // Sticky: each is tried at the current offset of the line.
 const isoStamp = /(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?(Z|[+-]\d\d:?\d\d)?\s+/y;
+// A docker timestamp whose left part a paste cut off ("17T07:25:20.920627955Z "): no date to read, still a header.
+const cutIsoStamp = /\d\dT\d\d:\d\d:\d\d(?:[.,]\d{1,9})?Z\s+/y;
 const syslogStamp = /([A-Z][a-z]{2}) +(\d{1,2}) (\d\d):(\d\d):(\d\d)(?:\.\d+)? \S+ ([^\s[:]+)(?:\[\d+\])?: /y;
 // journalctl's short format under a non-English locale names the month in its own words (`авг 18`, `Okt 02`,
 // `févr. 14`): the header is the same; its month is not read.
@@ -375,6 +377,12 @@ export function normalizeLine(raw: string, year: number, into?: LineView): Norma
   // The level header is the innermost: the message starts right after it.
   for (let guard = 0; guard < 6 && p < end; guard++) {
     const c = text.charCodeAt(p);
+    // A markdown quote marker a reporter pasted the log behind ("> vllm-1  | ...", ">  2023-07-03T...").
+    if (c === 62 /* > */ && p === 0 && text.charCodeAt(1) === 32) {
+      p = 1;
+      while (p < end && text.charCodeAt(p) === 32) p++;
+      continue;
+    }
     if (c === 40 /* ( */) {
       const n = processPrefixLength(text, p, end) || (stickyAt(rayDaemonPrefix, text, p)?.[0].length ?? 0);
       if (n > 0) {
@@ -431,6 +439,10 @@ export function normalizeLine(raw: string, year: number, into?: LineView): Norma
           p += t[0].length;
           break;
         }
+        continue;
+      }
+      if (text.charCodeAt(p + 2) === 84 /* T */ && (m = stickyAt(cutIsoStamp, text, p))) {
+        p += m[0].length;
         continue;
       }
       if ((m = stickyAt(llamaStamp, text, p))) {

@@ -19,6 +19,11 @@ export interface EngineProfileSpec {
   readonly health?: { readonly path: string } | undefined;
   /** Lines that start a new load attempt (process banner, systemd start). */
   readonly restart?: readonly string[] | undefined;
+  /**
+   * A process's first line that its other processes print too (vLLM's platform detection): it starts a
+   * new attempt only once the attempt before it crashed.
+   */
+  readonly relaunch?: readonly string[] | undefined;
   /** Patterns with a named group `version` that say the engine's version. */
   readonly version?: readonly string[] | undefined;
   /** Lines that announce a phase. */
@@ -130,7 +135,7 @@ export interface ForetellSpec {
 }
 
 /** Every kind of compiled rule, in evaluation priority order. */
-export const ruleKinds = ['benign', 'consequential', 'causal', 'generic', 'foretell', 'restart', 'phase', 'progress', 'version', 'serving', 'recovery', 'exception', 'stop', 'detail', 'waiting', 'worker_ready'] as const;
+export const ruleKinds = ['benign', 'consequential', 'causal', 'generic', 'foretell', 'restart', 'relaunch', 'phase', 'progress', 'version', 'serving', 'recovery', 'exception', 'stop', 'detail', 'waiting', 'worker_ready'] as const;
 
 /** The kind of one compiled rule. */
 export type RuleKind = (typeof ruleKinds)[number];
@@ -240,6 +245,7 @@ export function compileProfile(
       drafts.push({ ...base, kind: 'foretell', name: f.reason, reason: f.reason, source: f.pattern, pattern: f.pattern, path: `foretell[${i}]` }),
     );
     s.restart?.forEach((r, i) => drafts.push({ ...base, kind: 'restart', name: 'restart', source: r, pattern: r, path: `restart[${i}]` }));
+    s.relaunch?.forEach((r, i) => drafts.push({ ...base, kind: 'relaunch', name: 'relaunch', source: r, pattern: r, path: `relaunch[${i}]` }));
     for (const phase of [...markerPhases].reverse()) {
       s.phases?.[phase]?.forEach((p, i) =>
         drafts.push({ ...base, kind: 'phase', name: phase, phase, source: p, pattern: p, path: `phases.${phase}[${i}]` }),

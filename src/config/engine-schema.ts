@@ -13,6 +13,7 @@ export const engineProfileSchema = z.strictObject({
   extends: z.array(z.string()).optional(),
   health: z.strictObject({ path: z.string().startsWith('/') }).optional(),
   restart: z.array(pattern).optional(),
+  relaunch: z.array(pattern).optional(),
   version: z.array(pattern).optional(),
   phases: z.strictObject(Object.fromEntries(markerPhases.map((p) => [p, z.array(pattern).optional()])) as Record<(typeof markerPhases)[number], z.ZodOptional<z.ZodArray<typeof pattern>>>).optional(),
   progress: z.array(z.strictObject({ name: z.string().min(1), phase: marker, pattern })).optional(),
