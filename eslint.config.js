@@ -11,7 +11,7 @@ const fences = [
   { name: 'prom-client', owner: 'src/metrics/registry.ts' },
   { name: 'fastify', owner: 'src/server/server.ts' },
   { name: 'better-sqlite3', owner: 'src/history/database.ts' },
-  { name: 'undici', owner: ['src/sources/health.ts', 'src/probes/client.ts', 'src/notify/post.ts'] },
+  { name: 'undici', owner: ['src/http-request.ts', 'src/undici-modules.d.ts', 'src/sources/health.ts', 'src/probes/client.ts', 'src/notify/post.ts'] },
   // A dev dependency: only the generator of the status page's script bundles (the daemon serves the result).
   { name: 'esbuild', owner: 'src/server/page-bundle.ts' },
 ];

@@ -4,7 +4,7 @@
  * following would send the body elsewhere), the answer's body read to at most 4 KiB and dropped.
  * Never rejects: every outcome is a value, and no text it returns holds the URL or the token.
  */
-import { request } from 'undici';
+import { request } from '../http-request.js';
 import { errorCode } from '../sources/health.js';
 import type { DeliveryRequest } from './request.js';
 

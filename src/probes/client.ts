@@ -8,7 +8,8 @@
  * for the request. The API key is sent as a bearer token and scrubbed from every text this module
  * returns.
  */
-import { Agent, request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { Agent, request } from '../http-request.js';
 import { errorCode } from '../sources/health.js';
 import { isGenerationFailure, missingFeature } from './server-messages.js';
 

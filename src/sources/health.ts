@@ -4,7 +4,8 @@
  * a normal answer during a vLLM load (the port is bound but not listening), so it is an
  * observation with status 0, never a source failure.
  */
-import { Agent, request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { Agent, request } from '../http-request.js';
 import { sleep, type Emit, type Source } from './source.js';
 
 /** Options of {@link createHealthSource}. */

@@ -122,7 +122,8 @@ describe("the daemon's resident modules", () => {
       seen.add(file);
       for (const i of imports(file)) {
         if (i.startsWith('/')) walk(i);
-        else if (!i.startsWith('node:')) packages.set(i, file.slice(root.length + 1));
+        // A package's module by path (undici/lib/...) counts as the package.
+        else if (!i.startsWith('node:')) packages.set(i.split('/').slice(0, i.startsWith('@') ? 2 : 1).join('/'), file.slice(root.length + 1));
       }
     };
     walk(join(root, 'src', 'cli.ts'));

@@ -19,7 +19,7 @@ describe('import fences (one module per outside dependency)', () => {
     ['prom-client', 'src/metrics/registry.ts'],
     ['fastify', 'src/server/server.ts'],
     ['better-sqlite3', 'src/history/database.ts'],
-    ['undici', ['src/sources/health.ts', 'src/probes/client.ts', 'src/notify/post.ts']],
+    ['undici', ['src/http-request.ts', 'src/undici-modules.d.ts', 'src/sources/health.ts', 'src/probes/client.ts', 'src/notify/post.ts']],
   ])('%s may be imported by %s only', async (module, owner) => {
     const owners = Array.isArray(owner) ? owner : [owner];
     const code = `import x from '${module}';\nexport const y = x;\n`;
