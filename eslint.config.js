@@ -18,6 +18,11 @@ const fences = [
 
 const owners = (f) => (Array.isArray(f.owner) ? f.owner : [f.owner]);
 
+/** Internal modules of a dependency (by path) and the only files allowed to reach into them. */
+const deepFences = [
+  { regex: '^undici/', owner: ['src/http-request.ts', 'src/undici-modules.d.ts'], message: "only src/http-request.ts may import undici's own modules by path (undici/lib/...): it pins what the daemon loads of undici" },
+];
+
 const restricted = (except) =>
   fences
     .filter((f) => !owners(f).includes(except))
@@ -52,7 +57,13 @@ const layers = [
 const layerOf = (file) => layers.find((l) => l.dirs.some((d) => file.startsWith(d)));
 
 /** The import rule of a file in `layer` (or none) that owns `owner`'s fenced dependency (or none). */
-const importRule = (layer, owner) => ['error', { paths: restricted(owner), patterns: (layer?.forbid ?? []).map((f) => ({ regex: f.regex, message: f.message })) }];
+const importRule = (layer, owner) => ['error', {
+  paths: restricted(owner),
+  patterns: [
+    ...(layer?.forbid ?? []).map((f) => ({ regex: f.regex, message: f.message })),
+    ...deepFences.filter((f) => !f.owner.includes(owner)).map((f) => ({ regex: f.regex, message: f.message })),
+  ],
+}];
 
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'coverage/', 'dashboards/', 'test/fixtures/'] },

@@ -27,6 +27,15 @@ describe('import fences (one module per outside dependency)', () => {
     expect(await messages('src/estimate/progress.ts', code)).toEqual([`'${module}' import is restricted from being used. only ${owners.join(' or ')} may import ${module.replace(/^child_process$/, 'node:child_process')}`]);
   });
 
+  it("undici's own modules (undici/lib/...) may be imported by src/http-request.ts only, not even by an owner of undici", async () => {
+    const code = `import x from 'undici/lib/core/util.js';\nexport const y = x;\n`;
+    expect(await messages('src/http-request.ts', code)).toEqual([]);
+    const why = "only src/http-request.ts may import undici's own modules by path (undici/lib/...): it pins what the daemon loads of undici";
+    for (const file of ['src/sources/health.ts', 'src/estimate/progress.ts']) {
+      expect(await messages(file, code)).toEqual([`'undici/lib/core/util.js' import is restricted from being used by a pattern. ${why}`]);
+    }
+  });
+
   it('an owner of one fenced module may still not import another', async () => {
     expect(await messages('src/probes/client.ts', `import x from 'fastify';\nexport const y = x;\n`)).toEqual([`'fastify' import is restricted from being used. only src/server/server.ts may import fastify`]);
   });
