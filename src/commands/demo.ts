@@ -71,26 +71,16 @@ export async function demoCommand(args: readonly string[], io: CommandIO): Promi
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   try {
-    if ((groupScenarios as readonly string[]).includes(scenario)) {
-      return await runGroupDemo({
-        scenario: scenario as GroupScenario,
-        speed,
-        listen,
-        out: io.stdout,
-        color: !values['no-color'] && process.env['NO_COLOR'] === undefined,
-        signal: controller.signal,
-        serveAfter: !values.exit,
-      });
-    }
-    return await runDemo({
-      scenario: scenario as LoadScenario,
+    const common = {
       speed,
       listen,
       out: io.stdout,
       color: !values['no-color'] && process.env['NO_COLOR'] === undefined,
       signal: controller.signal,
       serveAfter: !values.exit,
-    });
+    };
+    if ((groupScenarios as readonly string[]).includes(scenario)) return await runGroupDemo({ ...common, scenario: scenario as GroupScenario });
+    return await runDemo({ ...common, scenario: scenario as LoadScenario });
   } finally {
     process.off('SIGINT', stop);
     process.off('SIGTERM', stop);
