@@ -224,8 +224,11 @@ describeRealLlamaServer('modelwatch run watching the real llama-server (log file
     expect(bodies.some((b) => b.path === '/v1/models' && loadingModel(b))).toBe(true);
     expect(rec.samples.some((x) => loadingPhases.includes(x.phase) && x.health?.status === 503)).toBe(true);
     expect(s.phases.map((p) => p.phase)).toEqual(['starting', 'loading_weights', 'warming_up', 'ready']);
+    // In order, each after the one before. How long the weights took is the disk's business (a warm page
+    // cache reads 1.1 GB in 0.2 s): the 503s seen while loading are what shows the load was watched.
     const at = s.phases.map((p) => Date.parse(p.at ?? ''));
-    expect((at[3] ?? 0) - (at[1] ?? 0)).toBeGreaterThan(300);
+    for (let i = 1; i < at.length; i++) expect(at[i] ?? 0, s.phases[i]?.phase).toBeGreaterThanOrEqual(at[i - 1] ?? 0);
+    expect((at[3] ?? 0) - (at[1] ?? 0)).toBeGreaterThan(0);
     expect(s.ready.reason).toBe('ready (smoke canary disabled)');
     expect(s.attempt).toBe(1);
     expect(s.health?.status).toBe(200);
