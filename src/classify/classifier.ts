@@ -66,9 +66,19 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 const tracebackStart = 'Traceback (most recent call last)';
 
 function isQuotedSource(message: string): boolean {
-  if (message.charCodeAt(0) !== 32) return false;
+  if (message.charCodeAt(0) !== 32) return isNumberedSource(message);
   const t = message.trimStart();
-  return t.startsWith('raise ') || t.startsWith('File "') || t.startsWith('assert ');
+  return t.startsWith('raise ') || t.startsWith('File "') || t.startsWith('assert ') || isNumberedSource(message);
+}
+
+// IPython's and Jupyter's tracebacks quote the source around each frame with line numbers
+// ("    720 logger.info(\"Starting to load model %s...\", ...)", "--> 722     self.model = get_model(").
+const numberedSource = /^(?: {3,}\d+|-+> \d+) +\S/;
+
+/** Whether a line is a numbered source line quoted by an IPython traceback. */
+function isNumberedSource(message: string): boolean {
+  const c = message.charCodeAt(0);
+  return (c === 32 || c === 45) && numberedSource.test(message);
 }
 
 function baseClassOf(line: LineView): LineClass {
@@ -244,6 +254,11 @@ export class LineClassifier {
           if (!detail && (rule.exact === undefined ? rule.re.test(line.message) : this.exactMatch(rule, rule.exact))) detail = true;
           break;
       }
+    }
+    // A marker quoted as source by a traceback (the logger call that prints it) is part of the report.
+    if (phase !== undefined && counter === undefined && isNumberedSource(line.message)) {
+      phase = undefined;
+      exception = true;
     }
     let crash: CrashMatch | undefined;
     if ((consequential || causal) && isQuotedSource(line.message)) {

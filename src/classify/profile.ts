@@ -126,6 +126,11 @@ export interface CrashSpec {
   readonly pattern: string;
   /** Ends the attempt by itself. Defaults to true for consequential lines, false for causal ones. */
   readonly terminal?: boolean | undefined;
+  /**
+   * A causal line that names its cause although the reason vocabulary has no word for it (the engine
+   * is not installed at all): ranked with the specific causes, its reason `unknown`. Defaults to false.
+   */
+  readonly specific?: boolean | undefined;
 }
 
 /** One crash-foretelling rule of a profile. */
@@ -237,7 +242,7 @@ export function compileProfile(
         benign: { name: b.name, phases: b.phases ? new Set(b.phases) : undefined } }),
     );
     s.crashes?.forEach((c, i) => {
-      const kind: RuleKind = !c.causal ? 'consequential' : c.reason === 'unknown' ? 'generic' : 'causal';
+      const kind: RuleKind = !c.causal ? 'consequential' : c.reason === 'unknown' && c.specific !== true ? 'generic' : 'causal';
       drafts.push({ ...base, kind, name: c.reason, reason: c.reason, terminal: c.terminal ?? !c.causal,
         source: c.pattern, pattern: c.pattern, path: `crashes[${i}]` });
     });
