@@ -496,7 +496,8 @@ export class PhaseMachine {
     if (v.benign && (v.benign.phases === undefined || v.benign.phases.has(this.phase))) {
       this.benignCounts[v.benign.name] = (this.benignCounts[v.benign.name] ?? 0) + 1;
       // A harmless notice that is also a phase marker (TGI's shard import warnings) still shows the phase.
-      if (v.phase === undefined || this.phase !== 'down' || v.crash !== undefined) return 'benign';
+      // A later phase it names is entered too (llama.cpp's context warning "n_ctx_seq < n_ctx_train" is the context step).
+      if (v.phase === undefined || v.crash !== undefined || (this.phase !== 'down' && rank(v.phase) <= rank(this.phase))) return 'benign';
     }
     if (v.recovery) {
       // "retrying without pipeline parallelism": the error lines above were handled.
