@@ -51,6 +51,8 @@ export interface LineVerdict {
   readonly waiting: boolean;
   /** A line after which a worker node's part of the model is loaded. */
   readonly workerReady: boolean;
+  /** A line saying the HTTP server listens (ready once the load reached its warmup). */
+  readonly listening: boolean;
   /** The class from the level and the line's shape alone (used when no rule decides it). */
   readonly baseClass: LineClass;
 }
@@ -146,6 +148,7 @@ export class LineClassifier {
       version: undefined,
       waiting: false,
       workerReady: false,
+      listening: false,
       baseClass: 'info',
     };
   }
@@ -191,6 +194,7 @@ export class LineClassifier {
     let version: string | undefined;
     let waiting = false;
     let workerReady = false;
+    let listening = false;
     for (let k = 0; k < n; k++) {
       const rule = rules[found[k] ?? -1];
       if (rule === undefined) continue;
@@ -253,6 +257,9 @@ export class LineClassifier {
         case 'detail':
           if (!detail && (rule.exact === undefined ? rule.re.test(line.message) : this.exactMatch(rule, rule.exact))) detail = true;
           break;
+        case 'listening':
+          if (!listening && (rule.exact === undefined ? rule.re.test(line.message) : this.exactMatch(rule, rule.exact))) listening = true;
+          break;
       }
     }
     // A marker quoted as source by a traceback (the logger call that prints it) is part of the report.
@@ -287,6 +294,7 @@ export class LineClassifier {
     v.version = version;
     v.waiting = waiting;
     v.workerReady = workerReady;
+    v.listening = listening;
     v.baseClass = baseClassOf(line);
     return v;
   }

@@ -584,6 +584,11 @@ export class PhaseMachine {
       if (rank(v.phase) > rank(this.phase)) this.enter(v.phase, line, at, events);
       cls = 'phase';
     }
+    // Listening once the warmup began: this build binds its port after the load, so it serves.
+    if (v.listening && this.phase === 'warming_up') {
+      this.enter('ready', line, at, events);
+      cls = 'phase';
+    }
     // A worker's part of the model is loaded: from here its group's head serves.
     if (v.workerReady && this.worker && this.loading) {
       this.enter('ready', line, at, events);

@@ -22,6 +22,7 @@ export const engineProfileSchema = z.strictObject({
   recovery: z.array(pattern).optional(),
   exception: z.array(pattern).optional(),
   detail: z.array(pattern).optional(),
+  listening: z.array(pattern).optional(),
   benign: z
     .array(z.strictObject({ name: z.string().min(1), pattern, phases: z.array(z.enum(phases)).optional() }))
     .optional(),
