@@ -53,6 +53,8 @@ export interface LineVerdict {
   readonly workerReady: boolean;
   /** A line saying the HTTP server listens (ready once the load reached its warmup). */
   readonly listening: boolean;
+  /** A line saying the process in the foreground has exited (the shell's prompt is back). */
+  readonly exited: boolean;
   /** The class from the level and the line's shape alone (used when no rule decides it). */
   readonly baseClass: LineClass;
 }
@@ -76,6 +78,19 @@ function isQuotedSource(message: string): boolean {
 // IPython's and Jupyter's tracebacks quote the source around each frame with line numbers
 // ("    720 logger.info(\"Starting to load model %s...\", ...)", "--> 722     self.model = get_model(").
 const numberedSource = /^(?: {3,}\d+|-+> \d+) +\S/;
+
+// A pasted terminal session: the shell's prompt with nothing typed after the engine's lines says the process in
+// the foreground has exited ("$", "root@pod-596cc7bb98:/usr/src#", "user@host:~/llama.cpp$"). It has no
+// literal a prefilter could gate it on, so its last character is looked at first.
+const shellPrompt = /^(?:\$|[\w.-]+@[\w.-]+(?::|\s)\S*\s?[$#])\s*$/;
+
+/** Whether a line is only a shell prompt. */
+function isShellPrompt(line: LineView): boolean {
+  let i = line.end - 1;
+  while (i > line.start && line.source.charCodeAt(i) === 32) i--;
+  const c = line.source.charCodeAt(i);
+  return (c === 36 || c === 35) && shellPrompt.test(line.message);
+}
 
 /** Whether a line is a numbered source line quoted by an IPython traceback. */
 function isNumberedSource(message: string): boolean {
@@ -149,6 +164,7 @@ export class LineClassifier {
       waiting: false,
       workerReady: false,
       listening: false,
+      exited: false,
       baseClass: 'info',
     };
   }
@@ -279,6 +295,7 @@ export class LineClassifier {
     } else if (causal) {
       crash = this.crashMatch(causal.reason ?? 'unknown', true, causal.kind === 'causal', causal.terminal ?? false);
     }
+    v.exited = crash === undefined && phase === undefined && isShellPrompt(line);
     v.phase = phase;
     v.restart = restart;
     v.relaunch = relaunch;

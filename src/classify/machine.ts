@@ -518,6 +518,15 @@ export class PhaseMachine {
       }
       this.block = null;
     }
+    if (v.exited) {
+      // The shell's prompt came back: the process is gone, as when its exit is observed; its cause is
+      // an error line above, or not in the capture.
+      if (this.loading || this.phase === 'ready' || (this.phase === 'down' && this.candidates.length > 0)) {
+        this.enterCrash(line, at, events, this.candidates.length > 0 ? undefined : { reason: 'unknown' }, this.candidates.length > 0 ? undefined : causeNotInCapture);
+        return 'error';
+      }
+      return v.baseClass;
+    }
     if (v.stop && (this.loading || this.phase === 'ready')) {
       // A planned stop (systemd stopping the unit): the attempt ends, no crash, and what the
       // stopping process prints of its end belongs to no attempt.
