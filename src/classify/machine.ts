@@ -520,8 +520,11 @@ export class PhaseMachine {
     }
     if (v.exited) {
       // The shell's prompt came back: the process is gone, as when its exit is observed; its cause is
-      // an error line above, or not in the capture.
-      if (this.loading || this.phase === 'ready' || (this.phase === 'down' && this.candidates.length > 0)) {
+      // an error line above, or not in the capture. A server that was serving and printed no error
+      // before the prompt was most likely stopped by its user (Ctrl-C, a paste that ends there): as
+      // with a clean stop, it stays ready.
+      const quietAfterReady = this.phase === 'ready' && this.candidates.length === 0;
+      if (!quietAfterReady && (this.loading || this.phase === 'ready' || (this.phase === 'down' && this.candidates.length > 0))) {
         this.enterCrash(line, at, events, this.candidates.length > 0 ? undefined : { reason: 'unknown' }, this.candidates.length > 0 ? undefined : causeNotInCapture);
         return 'error';
       }

@@ -148,6 +148,13 @@ describe('a pasted terminal session: the prompt back is the process gone', () =>
     expect(runLines('llamacpp', log.slice(0, 4)).current).toBe('loading_weights');
   });
 
+  it('a prompt after a serving server that printed no error leaves it ready (stopped by its user, as a clean stop)', () => {
+    const serving = ['main: server is listening on http://127.0.0.1:8080 - starting the main loop', 'srv  update_slots: all slots are idle', 'user@host:~/llama.cpp$'];
+    const m = runLines('llamacpp', serving);
+    expect(m.current).toBe('ready');
+    expect(m.snapshot().crash).toBeNull();
+  });
+
   it('the prompt after an error line makes that line the cause', () => {
     const m = runLines('tgi', excerpt('tgi/tgi-1.1-2023-10-openshift-master-port-in-use'));
     expect(m.snapshot().crash?.reason).toBe('port_in_use');
