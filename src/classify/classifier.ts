@@ -51,6 +51,10 @@ export interface LineVerdict {
   readonly waiting: boolean;
   /** A line after which a worker node's part of the model is loaded. */
   readonly workerReady: boolean;
+  /** A line saying the HTTP server listens (ready once the load reached its warmup). */
+  readonly listening: boolean;
+  /** A line saying the process in the foreground has exited (the shell's prompt is back). */
+  readonly exited: boolean;
   /** The class from the level and the line's shape alone (used when no rule decides it). */
   readonly baseClass: LineClass;
 }
@@ -66,9 +70,32 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 const tracebackStart = 'Traceback (most recent call last)';
 
 function isQuotedSource(message: string): boolean {
-  if (message.charCodeAt(0) !== 32) return false;
+  if (message.charCodeAt(0) !== 32) return isNumberedSource(message);
   const t = message.trimStart();
-  return t.startsWith('raise ') || t.startsWith('File "') || t.startsWith('assert ');
+  return t.startsWith('raise ') || t.startsWith('File "') || t.startsWith('assert ') || isNumberedSource(message);
+}
+
+// IPython's and Jupyter's tracebacks quote the source around each frame with line numbers
+// ("    720 logger.info(\"Starting to load model %s...\", ...)", "--> 722     self.model = get_model(").
+const numberedSource = /^(?: {3,}\d+|-+> \d+) +\S/;
+
+// A pasted terminal session: the shell's prompt with nothing typed after the engine's lines says the process in
+// the foreground has exited ("$", "root@pod-596cc7bb98:/usr/src#", "user@host:~/llama.cpp$"). It has no
+// literal a prefilter could gate it on, so its last character is looked at first.
+const shellPrompt = /^(?:\$|[\w.-]+@[\w.-]+(?::|\s)\S*\s?[$#])\s*$/;
+
+/** Whether a line is only a shell prompt. */
+function isShellPrompt(line: LineView): boolean {
+  let i = line.end - 1;
+  while (i > line.start && line.source.charCodeAt(i) === 32) i--;
+  const c = line.source.charCodeAt(i);
+  return (c === 36 || c === 35) && shellPrompt.test(line.message);
+}
+
+/** Whether a line is a numbered source line quoted by an IPython traceback. */
+function isNumberedSource(message: string): boolean {
+  const c = message.charCodeAt(0);
+  return (c === 32 || c === 45) && numberedSource.test(message);
 }
 
 function baseClassOf(line: LineView): LineClass {
@@ -136,6 +163,8 @@ export class LineClassifier {
       version: undefined,
       waiting: false,
       workerReady: false,
+      listening: false,
+      exited: false,
       baseClass: 'info',
     };
   }
@@ -181,6 +210,7 @@ export class LineClassifier {
     let version: string | undefined;
     let waiting = false;
     let workerReady = false;
+    let listening = false;
     for (let k = 0; k < n; k++) {
       const rule = rules[found[k] ?? -1];
       if (rule === undefined) continue;
@@ -243,7 +273,15 @@ export class LineClassifier {
         case 'detail':
           if (!detail && (rule.exact === undefined ? rule.re.test(line.message) : this.exactMatch(rule, rule.exact))) detail = true;
           break;
+        case 'listening':
+          if (!listening && (rule.exact === undefined ? rule.re.test(line.message) : this.exactMatch(rule, rule.exact))) listening = true;
+          break;
       }
+    }
+    // A marker quoted as source by a traceback (the logger call that prints it) is part of the report.
+    if (phase !== undefined && counter === undefined && isNumberedSource(line.message)) {
+      phase = undefined;
+      exception = true;
     }
     let crash: CrashMatch | undefined;
     if ((consequential || causal) && isQuotedSource(line.message)) {
@@ -257,6 +295,7 @@ export class LineClassifier {
     } else if (causal) {
       crash = this.crashMatch(causal.reason ?? 'unknown', true, causal.kind === 'causal', causal.terminal ?? false);
     }
+    v.exited = crash === undefined && phase === undefined && isShellPrompt(line);
     v.phase = phase;
     v.restart = restart;
     v.relaunch = relaunch;
@@ -272,6 +311,7 @@ export class LineClassifier {
     v.version = version;
     v.waiting = waiting;
     v.workerReady = workerReady;
+    v.listening = listening;
     v.baseClass = baseClassOf(line);
     return v;
   }

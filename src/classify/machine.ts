@@ -496,7 +496,8 @@ export class PhaseMachine {
     if (v.benign && (v.benign.phases === undefined || v.benign.phases.has(this.phase))) {
       this.benignCounts[v.benign.name] = (this.benignCounts[v.benign.name] ?? 0) + 1;
       // A harmless notice that is also a phase marker (TGI's shard import warnings) still shows the phase.
-      if (v.phase === undefined || this.phase !== 'down' || v.crash !== undefined) return 'benign';
+      // A later phase it names is entered too (llama.cpp's context warning "n_ctx_seq < n_ctx_train" is the context step).
+      if (v.phase === undefined || v.crash !== undefined || (this.phase !== 'down' && rank(v.phase) <= rank(this.phase))) return 'benign';
     }
     if (v.recovery) {
       // "retrying without pipeline parallelism": the error lines above were handled.
@@ -516,6 +517,18 @@ export class PhaseMachine {
         this.reported = false;
       }
       this.block = null;
+    }
+    if (v.exited) {
+      // The shell's prompt came back: the process is gone, as when its exit is observed; its cause is
+      // an error line above, or not in the capture. A server that was serving and printed no error
+      // before the prompt was most likely stopped by its user (Ctrl-C, a paste that ends there): as
+      // with a clean stop, it stays ready.
+      const quietAfterReady = this.phase === 'ready' && this.candidates.length === 0;
+      if (!quietAfterReady && (this.loading || this.phase === 'ready' || (this.phase === 'down' && this.candidates.length > 0))) {
+        this.enterCrash(line, at, events, this.candidates.length > 0 ? undefined : { reason: 'unknown' }, this.candidates.length > 0 ? undefined : causeNotInCapture);
+        return 'error';
+      }
+      return v.baseClass;
     }
     if (v.stop && (this.loading || this.phase === 'ready')) {
       // A planned stop (systemd stopping the unit): the attempt ends, no crash, and what the
@@ -581,6 +594,11 @@ export class PhaseMachine {
     const before = this.phase;
     if (v.phase !== undefined && this.phase !== 'crashed' && this.phase !== 'down') {
       if (rank(v.phase) > rank(this.phase)) this.enter(v.phase, line, at, events);
+      cls = 'phase';
+    }
+    // Listening once the warmup began: this build binds its port after the load, so it serves.
+    if (v.listening && this.phase === 'warming_up') {
+      this.enter('ready', line, at, events);
       cls = 'phase';
     }
     // A worker's part of the model is loaded: from here its group's head serves.

@@ -46,8 +46,9 @@ const uvicornLevel = /(DEBUG|INFO|WARNING|ERROR|CRITICAL):\s+/y;
 // in its workers) and loguru's `| INFO     | module:function:42 - ` (TGI's shards).
 const barLevel = /\| ?(TRACE|DEBUG|INFO|SUCCESS|WARNING|ERROR|CRITICAL) *\| ?(?:[\w.<>:-]+ (?:- |\| ?))?/y;
 // A tag in brackets and a colon before the engine's header: torchrun's `[rank0]: ` for each rank's output, or a
-// deployment's service tag (`[vllm]: ` in Akash's lease logs).
-const tagPrefix = /\[[A-Za-z][\w.-]{0,40}\]: /y;
+// deployment's service tag (`[vllm]: ` in Akash's lease logs); a compose wrapper's bracketed service and bar
+// (`[text-generation-inference] | `, Llama Stack's distribution runs).
+const tagPrefix = /\[[A-Za-z][\w.-]{0,40}\](?:: | \| )/y;
 // The container runtime's log file format (CRI: /var/log/pods): the stream and a full/partial tag after the stamp.
 const criStream = /(?:stdout|stderr) [FP] /y;
 const bracketLevel = /\[?(DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL|FATAL)\]?(?::\s*|\s+)/y;

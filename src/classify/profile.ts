@@ -45,6 +45,11 @@ export interface EngineProfileSpec {
    * NCCL's `Last error:`): the next line that is not blank is the report's own statement of its cause.
    */
   readonly detail?: readonly string[] | undefined;
+  /**
+   * Lines that say the HTTP server listens: ready when they come once the load reached its warmup
+   * (builds that bind after the load), no more than the phase marker they may also be before it.
+   */
+  readonly listening?: readonly string[] | undefined;
   /** Counters within a phase: named groups `done` and `total`, or `percent`. */
   readonly progress?: readonly ProgressSpec[] | undefined;
   /** Harmless warnings and the phases in which they are harmless (all phases when omitted). */
@@ -126,6 +131,11 @@ export interface CrashSpec {
   readonly pattern: string;
   /** Ends the attempt by itself. Defaults to true for consequential lines, false for causal ones. */
   readonly terminal?: boolean | undefined;
+  /**
+   * A causal line that names its cause although the reason vocabulary has no word for it (the engine
+   * is not installed at all): ranked with the specific causes, its reason `unknown`. Defaults to false.
+   */
+  readonly specific?: boolean | undefined;
 }
 
 /** One crash-foretelling rule of a profile. */
@@ -135,7 +145,7 @@ export interface ForetellSpec {
 }
 
 /** Every kind of compiled rule, in evaluation priority order. */
-export const ruleKinds = ['benign', 'consequential', 'causal', 'generic', 'foretell', 'restart', 'relaunch', 'phase', 'progress', 'version', 'serving', 'recovery', 'exception', 'stop', 'detail', 'waiting', 'worker_ready'] as const;
+export const ruleKinds = ['benign', 'consequential', 'causal', 'generic', 'foretell', 'restart', 'relaunch', 'phase', 'progress', 'version', 'serving', 'recovery', 'exception', 'stop', 'detail', 'waiting', 'worker_ready', 'listening'] as const;
 
 /** The kind of one compiled rule. */
 export type RuleKind = (typeof ruleKinds)[number];
@@ -237,7 +247,7 @@ export function compileProfile(
         benign: { name: b.name, phases: b.phases ? new Set(b.phases) : undefined } }),
     );
     s.crashes?.forEach((c, i) => {
-      const kind: RuleKind = !c.causal ? 'consequential' : c.reason === 'unknown' ? 'generic' : 'causal';
+      const kind: RuleKind = !c.causal ? 'consequential' : c.reason === 'unknown' && c.specific !== true ? 'generic' : 'causal';
       drafts.push({ ...base, kind, name: c.reason, reason: c.reason, terminal: c.terminal ?? !c.causal,
         source: c.pattern, pattern: c.pattern, path: `crashes[${i}]` });
     });
@@ -255,7 +265,7 @@ export function compileProfile(
       drafts.push({ ...base, kind: 'progress', name: p.name, phase: p.phase, source: p.pattern, pattern: p.pattern, path: `progress[${i}]` }),
     );
     s.version?.forEach((v, i) => drafts.push({ ...base, kind: 'version', name: 'version', source: v, pattern: v, path: `version[${i}]` }));
-    for (const kind of ['serving', 'recovery', 'exception', 'stop', 'detail', 'waiting'] as const) {
+    for (const kind of ['serving', 'recovery', 'exception', 'stop', 'detail', 'waiting', 'listening'] as const) {
       s[kind]?.forEach((v, i) => drafts.push({ ...base, kind, name: kind, source: v, pattern: v, path: `${kind}[${i}]` }));
     }
     s.worker?.ready?.forEach((v, i) => drafts.push({ ...base, kind: 'worker_ready', name: 'worker_ready', source: v, pattern: v, path: `worker.ready[${i}]` }));

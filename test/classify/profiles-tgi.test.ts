@@ -37,7 +37,6 @@ describe('tgi profile: phase markers', () => {
     ['loading_weights', launcher(200, 'Server started at unix:///tmp/text-generation-server-3')],
     ['loading_weights', shardMgr(228, 'Shard ready in 187.004561234s rank=3')],
     ['loading_weights', launcher(228, 'Shard 0 ready in 12.3s')],
-    ['warming_up', launcher(229, 'Starting Webserver')],
     ['warming_up', router(230, 'Warming up model')],
     ['warming_up', launcher(232, 'KV-cache blocks: 145623, size: 1')],
     ['warming_up', launcher(232, 'Cuda Graphs are enabled for sizes [32, 16, 8, 4, 2, 1]')],
@@ -47,6 +46,10 @@ describe('tgi profile: phase markers', () => {
     ['ready', at(241, 'INFO', 'text_generation_router', 'router/src/main.rs:351: Connected')],
   ])('marks %s: %s', (phase, line) => {
     expect(classify(line).phase).toBe(phase);
+  });
+
+  it("reads the launcher's 'Starting Webserver' as no marker: the router's warmup call is the next step", () => {
+    expect(classify(launcher(229, 'Starting Webserver')).phase).toBeUndefined();
   });
 
   it('opens a new attempt at the launcher arguments, one-line or pretty-printed', () => {
@@ -75,8 +78,8 @@ describe('tgi profile: phase markers', () => {
   });
 
   it('reads compose prefixes and ANSI colours as the launcher writes them to a TTY', () => {
-    const v = classify('tgi-1  | \x1b[2m2025-04-16T17:56:57.215907Z\x1b[0m \x1b[32m INFO\x1b[0m \x1b[2mtext_generation_launcher\x1b[0m\x1b[2m:\x1b[0m Starting Webserver');
-    expect(v.phase).toBe('warming_up');
+    const v = classify('tgi-1  | \x1b[2m2025-04-16T17:56:57.215907Z\x1b[0m \x1b[32m INFO\x1b[0m \x1b[2mtext_generation_launcher\x1b[0m\x1b[2m:\x1b[0m Shard ready in 7.2s');
+    expect(v.phase).toBe('loading_weights');
   });
 });
 
@@ -108,7 +111,8 @@ describe('tgi profile: benign lines', () => {
     ]);
     expect(m.benignByRule()).toEqual({ compute_capability_unknown: 1, optional_import: 1, prefill_chunking_notice: 1, python_tokenizer_import: 1 });
     expect(m.snapshot().crash).toBeNull();
-    expect(m.current).toBe('warming_up');
+    // 'Starting Webserver' is no marker; the router's prefill-chunking notice is benign.
+    expect(m.current).toBe('loading_weights');
   });
 });
 
