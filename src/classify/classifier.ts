@@ -21,6 +21,10 @@ export interface CrashMatch {
   readonly specific: boolean;
   /** Ends the attempt by itself. */
   readonly terminal: boolean;
+  /** A signal interrupted the process: after ready with no error before it, a stop by its user. */
+  readonly interrupt: boolean;
+  /** While serving, one request's failure: the report it opens does not end the server. */
+  readonly request: boolean;
 }
 
 /** What the classifier makes of one line, before the phase machine weighs it. */
@@ -141,7 +145,7 @@ export class LineClassifier {
   private readonly view = new LineView();
   private readonly counterHolder: Mutable<CounterReading> = { name: '', phase: 'loading_weights', done: undefined, total: undefined, ratio: 0 };
   private readonly verdict: Mutable<LineVerdict>;
-  private readonly crashHolder: Mutable<CrashMatch> = { reason: 'unknown', causal: false, specific: false, terminal: false };
+  private readonly crashHolder: Mutable<CrashMatch> = { reason: 'unknown', causal: false, specific: false, terminal: false, interrupt: false, request: false };
   private readonly hitEnd: Int32Array;
 
   constructor(readonly profile: CompiledProfile) {
@@ -291,9 +295,9 @@ export class LineClassifier {
       // A consequential line that quotes its cause ("Worker failed with error 'CUDA out of memory'")
       // still names the reason, but is never itself the root-cause line.
       const reason = consequential.reason === 'unknown' && causal ? (causal.reason ?? 'unknown') : (consequential.reason ?? 'unknown');
-      crash = this.crashMatch(reason, false, reason !== 'unknown', consequential.terminal ?? true);
+      crash = this.crashMatch(reason, false, reason !== 'unknown', consequential.terminal ?? true, false, consequential.request === true);
     } else if (causal) {
-      crash = this.crashMatch(causal.reason ?? 'unknown', true, causal.kind === 'causal', causal.terminal ?? false);
+      crash = this.crashMatch(causal.reason ?? 'unknown', true, causal.kind === 'causal', causal.terminal ?? false, causal.interrupt === true, causal.request === true);
     }
     v.exited = crash === undefined && phase === undefined && isShellPrompt(line);
     v.phase = phase;
@@ -331,8 +335,10 @@ export class LineClassifier {
     return view.includes(exact);
   }
 
-  private crashMatch(reason: CrashReason, causal: boolean, specific: boolean, terminal: boolean): CrashMatch {
+  private crashMatch(reason: CrashReason, causal: boolean, specific: boolean, terminal: boolean, interrupt: boolean, request: boolean): CrashMatch {
     const c = this.crashHolder;
+    c.interrupt = interrupt;
+    c.request = request;
     c.reason = reason;
     c.causal = causal;
     c.specific = specific;

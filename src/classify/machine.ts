@@ -508,6 +508,9 @@ export class PhaseMachine {
     // A request or batch line that reports a failure ("batch{...}:prefill: ... Server error: ...") still
     // shows the server was serving when it came: a capture that starts with it starts ready.
     if (v.serving && v.crash !== undefined && !v.exception && this.phase === 'down') this.newAttempt(line, at, events, this.ledger.opened('serving', at), 'ready');
+    // A frame of the API server's request handlers (vLLM's create_chat_completion, its stream generators):
+    // the report is a request's, so a capture that starts with it starts while serving.
+    else if (v.serving && v.exception && v.crash === undefined && this.phase === 'down') this.newAttempt(line, at, events, this.ledger.opened('serving', at), 'ready');
     if (v.serving && v.crash === undefined && !v.exception && this.phase !== 'crashed') {
       // Request and batch lines: a capture that starts with them starts while serving; during a load
       // they are the engine's own warmup requests.
@@ -558,6 +561,9 @@ export class PhaseMachine {
       else this.openBlock(line, at, v.crash?.specific ?? false, false);
       return 'error';
     }
+    // A signal's interrupt that a serving server printed with no error before it: its user stopped it
+    // (Ctrl-C, a supervisor's SIGTERM), as with a clean stop or a shell prompt after ready it stays ready.
+    if (v.crash?.interrupt === true && this.phase === 'ready' && this.candidates.length === 0 && this.block?.fatal !== true) return v.baseClass;
     if (v.crash) {
       this.progress(at, events);
       if (this.phase === 'crashed') {
@@ -573,9 +579,9 @@ export class PhaseMachine {
         this.enterCrash(line, at, events, v.crash);
       }
       // A consequence ("WorkerProc hit an exception") or a specific cause is fatal; a bare exception
-      // may be one request's.
+      // may be one request's, and so is a line that reports one request's failure while serving.
       if (this.current !== 'crashed') {
-        this.openBlock(line, at, !v.crash.causal || v.crash.specific, false, !v.crash.causal || v.line.level !== 'warning');
+        this.openBlock(line, at, (!v.crash.causal || v.crash.specific) && !(v.crash.request && this.phase === 'ready'), false, !v.crash.causal || v.line.level !== 'warning');
         if (!v.crash.causal && v.crash.reason !== 'unknown' && this.block !== null && this.block.reason === undefined) this.block = { ...this.block, reason: v.crash.reason };
       }
       return 'error';

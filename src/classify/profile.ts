@@ -136,6 +136,18 @@ export interface CrashSpec {
    * is not installed at all): ranked with the specific causes, its reason `unknown`. Defaults to false.
    */
   readonly specific?: boolean | undefined;
+  /**
+   * The line says a signal interrupted the process (Python's KeyboardInterrupt, raised by Ctrl-C or by a
+   * SIGTERM handler): during a load it was killed; a serving server that printed no error before it was
+   * stopped by its user, a stop after ready, which leaves it ready. Defaults to false.
+   */
+  readonly interrupt?: boolean | undefined;
+  /**
+   * While serving, the line reports one request's failure (TGI's "Method Prefill encountered an error"):
+   * the report it opens does not end a serving server by itself; during a load it is fatal as any.
+   * Defaults to false.
+   */
+  readonly request?: boolean | undefined;
 }
 
 /** One crash-foretelling rule of a profile. */
@@ -162,6 +174,10 @@ export interface Rule {
   readonly benign?: { readonly name: string; readonly phases: ReadonlySet<Phase> | undefined };
   readonly reason?: CrashReason;
   readonly terminal?: boolean;
+  /** For crash rules: a signal's interrupt (see {@link CrashSpec.interrupt}). */
+  readonly interrupt?: boolean;
+  /** For crash rules: one request's failure while serving (see {@link CrashSpec.request}). */
+  readonly request?: boolean;
   /** The profile the rule was written in. */
   readonly profile: string;
   /** Group numbers of the named groups the pattern was written with (progress and version rules). */
@@ -249,7 +265,7 @@ export function compileProfile(
     s.crashes?.forEach((c, i) => {
       const kind: RuleKind = !c.causal ? 'consequential' : c.reason === 'unknown' && c.specific !== true ? 'generic' : 'causal';
       drafts.push({ ...base, kind, name: c.reason, reason: c.reason, terminal: c.terminal ?? !c.causal,
-        source: c.pattern, pattern: c.pattern, path: `crashes[${i}]` });
+        interrupt: c.interrupt === true, request: c.request === true, source: c.pattern, pattern: c.pattern, path: `crashes[${i}]` });
     });
     s.foretell?.forEach((f, i) =>
       drafts.push({ ...base, kind: 'foretell', name: f.reason, reason: f.reason, source: f.pattern, pattern: f.pattern, path: `foretell[${i}]` }),
