@@ -57,6 +57,8 @@ export interface LineVerdict {
   readonly workerReady: boolean;
   /** A line saying the HTTP server listens (ready once the load reached its warmup). */
   readonly listening: boolean;
+  /** A line saying the HTTP server is up while the engine still warms up (ready if the capture ends there). */
+  readonly httpUp: boolean;
   /** A line saying the process in the foreground has exited (the shell's prompt is back). */
   readonly exited: boolean;
   /** The class from the level and the line's shape alone (used when no rule decides it). */
@@ -168,6 +170,7 @@ export class LineClassifier {
       waiting: false,
       workerReady: false,
       listening: false,
+      httpUp: false,
       exited: false,
       baseClass: 'info',
     };
@@ -215,6 +218,7 @@ export class LineClassifier {
     let waiting = false;
     let workerReady = false;
     let listening = false;
+    let httpUp = false;
     for (let k = 0; k < n; k++) {
       const rule = rules[found[k] ?? -1];
       if (rule === undefined) continue;
@@ -280,6 +284,9 @@ export class LineClassifier {
         case 'listening':
           if (!listening && (rule.exact === undefined ? rule.re.test(line.message) : this.exactMatch(rule, rule.exact))) listening = true;
           break;
+        case 'http_up':
+          if (!httpUp && (rule.exact === undefined ? rule.re.test(line.message) : this.exactMatch(rule, rule.exact))) httpUp = true;
+          break;
       }
     }
     // A marker quoted as source by a traceback (the logger call that prints it) is part of the report.
@@ -316,6 +323,7 @@ export class LineClassifier {
     v.waiting = waiting;
     v.workerReady = workerReady;
     v.listening = listening;
+    v.httpUp = httpUp;
     v.baseClass = baseClassOf(line);
     return v;
   }

@@ -201,6 +201,9 @@ export class PhaseMachine {
   private block: OpenBlock | null = null;
   /** The previous non-blank line was a warning that reported no failure. */
   private warned = false;
+  /** The HTTP server said it is up during the warmup (a profile's httpUp line): the line, until an error or another attempt. */
+  private upLine: string | null = null;
+  private upAt: number | null = null;
   /** The previous line said the cause follows (a `detail` line): the next non-blank line states it. */
   private detailNext = false;
   private foretold: { reason: CrashReason; line: string; at: number | null }[] = [];
@@ -350,6 +353,12 @@ export class PhaseMachine {
   finish(): MachineEvent[] {
     const events: MachineEvent[] = [];
     const block = this.block;
+    // The HTTP server came up during the warmup and nothing failed after it: the capture was cut before the
+    // engine's readiness line.
+    if (this.phase === 'warming_up' && this.upLine !== null && block === null && this.candidates.length === 0) {
+      this.enter('ready', this.upLine, this.upAt, events);
+      return events;
+    }
     if (this.phase === 'down' || isOneOf(loadingPhases, this.phase)) {
       // Warnings the engine logged and went on from are not the cause of a traceback that began after
       // them and was cut before its own exception line: that line, not in the capture, is.
@@ -603,6 +612,10 @@ export class PhaseMachine {
       cls = 'phase';
     }
     // Listening once the warmup began: this build binds its port after the load, so it serves.
+    if (v.httpUp && this.phase === 'warming_up' && this.upLine === null) {
+      this.upLine = line;
+      this.upAt = at;
+    }
     if (v.listening && this.phase === 'warming_up') {
       this.enter('ready', line, at, events);
       cls = 'phase';
@@ -684,6 +697,8 @@ export class PhaseMachine {
     const carriedAnswered = this.answered;
     const carriedReported = this.phase === 'down' && this.reported;
     this.attempt++;
+    this.upLine = null;
+    this.upAt = null;
     this.entries = [];
     this.crash = null;
     this.candidates = [];

@@ -50,6 +50,12 @@ export interface EngineProfileSpec {
    * (builds that bind after the load), no more than the phase marker they may also be before it.
    */
   readonly listening?: readonly string[] | undefined;
+  /**
+   * Lines that say the HTTP server is up while the engine still sends its own warmup request (SGLang's uvicorn
+   * lines before "fired up"): the attempt stays warming up, and a capture that ends after them with no error
+   * and no failure report ends ready (the excerpt was cut before the readiness line).
+   */
+  readonly httpUp?: readonly string[] | undefined;
   /** Counters within a phase: named groups `done` and `total`, or `percent`. */
   readonly progress?: readonly ProgressSpec[] | undefined;
   /** Harmless warnings and the phases in which they are harmless (all phases when omitted). */
@@ -157,7 +163,7 @@ export interface ForetellSpec {
 }
 
 /** Every kind of compiled rule, in evaluation priority order. */
-export const ruleKinds = ['benign', 'consequential', 'causal', 'generic', 'foretell', 'restart', 'relaunch', 'phase', 'progress', 'version', 'serving', 'recovery', 'exception', 'stop', 'detail', 'waiting', 'worker_ready', 'listening'] as const;
+export const ruleKinds = ['benign', 'consequential', 'causal', 'generic', 'foretell', 'restart', 'relaunch', 'phase', 'progress', 'version', 'serving', 'recovery', 'exception', 'stop', 'detail', 'waiting', 'worker_ready', 'listening', 'http_up'] as const;
 
 /** The kind of one compiled rule. */
 export type RuleKind = (typeof ruleKinds)[number];
@@ -284,6 +290,7 @@ export function compileProfile(
     for (const kind of ['serving', 'recovery', 'exception', 'stop', 'detail', 'waiting', 'listening'] as const) {
       s[kind]?.forEach((v, i) => drafts.push({ ...base, kind, name: kind, source: v, pattern: v, path: `${kind}[${i}]` }));
     }
+    s.httpUp?.forEach((v, i) => drafts.push({ ...base, kind: 'http_up', name: 'http_up', source: v, pattern: v, path: `httpUp[${i}]` }));
     s.worker?.ready?.forEach((v, i) => drafts.push({ ...base, kind: 'worker_ready', name: 'worker_ready', source: v, pattern: v, path: `worker.ready[${i}]` }));
   }
   // Stable sort by kind keeps each kind's rules in profile order, the profile's own before its parents'.

@@ -23,6 +23,7 @@ export const engineProfileSchema = z.strictObject({
   exception: z.array(pattern).optional(),
   detail: z.array(pattern).optional(),
   listening: z.array(pattern).optional(),
+  httpUp: z.array(pattern).optional(),
   benign: z
     .array(z.strictObject({ name: z.string().min(1), pattern, phases: z.array(z.enum(phases)).optional() }))
     .optional(),
