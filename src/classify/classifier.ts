@@ -21,6 +21,10 @@ export interface CrashMatch {
   readonly specific: boolean;
   /** Ends the attempt by itself. */
   readonly terminal: boolean;
+  /** A signal interrupted the process: after ready with no error before it, a stop by its user. */
+  readonly interrupt: boolean;
+  /** While serving, one request's failure: the report it opens does not end the server. */
+  readonly request: boolean;
 }
 
 /** What the classifier makes of one line, before the phase machine weighs it. */
@@ -53,6 +57,8 @@ export interface LineVerdict {
   readonly workerReady: boolean;
   /** A line saying the HTTP server listens (ready once the load reached its warmup). */
   readonly listening: boolean;
+  /** A line saying the HTTP server is up while the engine still warms up (ready if the capture ends there). */
+  readonly httpUp: boolean;
   /** A line saying the process in the foreground has exited (the shell's prompt is back). */
   readonly exited: boolean;
   /** The class from the level and the line's shape alone (used when no rule decides it). */
@@ -141,7 +147,7 @@ export class LineClassifier {
   private readonly view = new LineView();
   private readonly counterHolder: Mutable<CounterReading> = { name: '', phase: 'loading_weights', done: undefined, total: undefined, ratio: 0 };
   private readonly verdict: Mutable<LineVerdict>;
-  private readonly crashHolder: Mutable<CrashMatch> = { reason: 'unknown', causal: false, specific: false, terminal: false };
+  private readonly crashHolder: Mutable<CrashMatch> = { reason: 'unknown', causal: false, specific: false, terminal: false, interrupt: false, request: false };
   private readonly hitEnd: Int32Array;
 
   constructor(readonly profile: CompiledProfile) {
@@ -164,6 +170,7 @@ export class LineClassifier {
       waiting: false,
       workerReady: false,
       listening: false,
+      httpUp: false,
       exited: false,
       baseClass: 'info',
     };
@@ -211,6 +218,7 @@ export class LineClassifier {
     let waiting = false;
     let workerReady = false;
     let listening = false;
+    let httpUp = false;
     for (let k = 0; k < n; k++) {
       const rule = rules[found[k] ?? -1];
       if (rule === undefined) continue;
@@ -276,6 +284,9 @@ export class LineClassifier {
         case 'listening':
           if (!listening && (rule.exact === undefined ? rule.re.test(line.message) : this.exactMatch(rule, rule.exact))) listening = true;
           break;
+        case 'http_up':
+          if (!httpUp && (rule.exact === undefined ? rule.re.test(line.message) : this.exactMatch(rule, rule.exact))) httpUp = true;
+          break;
       }
     }
     // A marker quoted as source by a traceback (the logger call that prints it) is part of the report.
@@ -291,9 +302,9 @@ export class LineClassifier {
       // A consequential line that quotes its cause ("Worker failed with error 'CUDA out of memory'")
       // still names the reason, but is never itself the root-cause line.
       const reason = consequential.reason === 'unknown' && causal ? (causal.reason ?? 'unknown') : (consequential.reason ?? 'unknown');
-      crash = this.crashMatch(reason, false, reason !== 'unknown', consequential.terminal ?? true);
+      crash = this.crashMatch(reason, false, reason !== 'unknown', consequential.terminal ?? true, false, consequential.request === true);
     } else if (causal) {
-      crash = this.crashMatch(causal.reason ?? 'unknown', true, causal.kind === 'causal', causal.terminal ?? false);
+      crash = this.crashMatch(causal.reason ?? 'unknown', true, causal.kind === 'causal', causal.terminal ?? false, causal.interrupt === true, causal.request === true);
     }
     v.exited = crash === undefined && phase === undefined && isShellPrompt(line);
     v.phase = phase;
@@ -312,6 +323,7 @@ export class LineClassifier {
     v.waiting = waiting;
     v.workerReady = workerReady;
     v.listening = listening;
+    v.httpUp = httpUp;
     v.baseClass = baseClassOf(line);
     return v;
   }
@@ -331,8 +343,10 @@ export class LineClassifier {
     return view.includes(exact);
   }
 
-  private crashMatch(reason: CrashReason, causal: boolean, specific: boolean, terminal: boolean): CrashMatch {
+  private crashMatch(reason: CrashReason, causal: boolean, specific: boolean, terminal: boolean, interrupt: boolean, request: boolean): CrashMatch {
     const c = this.crashHolder;
+    c.interrupt = interrupt;
+    c.request = request;
     c.reason = reason;
     c.causal = causal;
     c.specific = specific;

@@ -201,6 +201,9 @@ export class PhaseMachine {
   private block: OpenBlock | null = null;
   /** The previous non-blank line was a warning that reported no failure. */
   private warned = false;
+  /** The HTTP server said it is up during the warmup (a profile's httpUp line): the line, until an error or another attempt. */
+  private upLine: string | null = null;
+  private upAt: number | null = null;
   /** The previous line said the cause follows (a `detail` line): the next non-blank line states it. */
   private detailNext = false;
   private foretold: { reason: CrashReason; line: string; at: number | null }[] = [];
@@ -350,6 +353,12 @@ export class PhaseMachine {
   finish(): MachineEvent[] {
     const events: MachineEvent[] = [];
     const block = this.block;
+    // The HTTP server came up during the warmup and nothing failed after it: the capture was cut before the
+    // engine's readiness line.
+    if (this.phase === 'warming_up' && this.upLine !== null && block === null && this.candidates.length === 0) {
+      this.enter('ready', this.upLine, this.upAt, events);
+      return events;
+    }
     if (this.phase === 'down' || isOneOf(loadingPhases, this.phase)) {
       // Warnings the engine logged and went on from are not the cause of a traceback that began after
       // them and was cut before its own exception line: that line, not in the capture, is.
@@ -508,6 +517,9 @@ export class PhaseMachine {
     // A request or batch line that reports a failure ("batch{...}:prefill: ... Server error: ...") still
     // shows the server was serving when it came: a capture that starts with it starts ready.
     if (v.serving && v.crash !== undefined && !v.exception && this.phase === 'down') this.newAttempt(line, at, events, this.ledger.opened('serving', at), 'ready');
+    // A frame of the API server's request handlers (vLLM's create_chat_completion, its stream generators):
+    // the report is a request's, so a capture that starts with it starts while serving.
+    else if (v.serving && v.exception && v.crash === undefined && this.phase === 'down') this.newAttempt(line, at, events, this.ledger.opened('serving', at), 'ready');
     if (v.serving && v.crash === undefined && !v.exception && this.phase !== 'crashed') {
       // Request and batch lines: a capture that starts with them starts while serving; during a load
       // they are the engine's own warmup requests.
@@ -558,6 +570,9 @@ export class PhaseMachine {
       else this.openBlock(line, at, v.crash?.specific ?? false, false);
       return 'error';
     }
+    // A signal's interrupt that a serving server printed with no error before it: its user stopped it
+    // (Ctrl-C, a supervisor's SIGTERM), as with a clean stop or a shell prompt after ready it stays ready.
+    if (v.crash?.interrupt === true && this.phase === 'ready' && this.candidates.length === 0 && this.block?.fatal !== true) return v.baseClass;
     if (v.crash) {
       this.progress(at, events);
       if (this.phase === 'crashed') {
@@ -573,9 +588,9 @@ export class PhaseMachine {
         this.enterCrash(line, at, events, v.crash);
       }
       // A consequence ("WorkerProc hit an exception") or a specific cause is fatal; a bare exception
-      // may be one request's.
+      // may be one request's, and so is a line that reports one request's failure while serving.
       if (this.current !== 'crashed') {
-        this.openBlock(line, at, !v.crash.causal || v.crash.specific, false, !v.crash.causal || v.line.level !== 'warning');
+        this.openBlock(line, at, (!v.crash.causal || v.crash.specific) && !(v.crash.request && this.phase === 'ready'), false, !v.crash.causal || v.line.level !== 'warning');
         if (!v.crash.causal && v.crash.reason !== 'unknown' && this.block !== null && this.block.reason === undefined) this.block = { ...this.block, reason: v.crash.reason };
       }
       return 'error';
@@ -597,6 +612,10 @@ export class PhaseMachine {
       cls = 'phase';
     }
     // Listening once the warmup began: this build binds its port after the load, so it serves.
+    if (v.httpUp && this.phase === 'warming_up' && this.upLine === null) {
+      this.upLine = line;
+      this.upAt = at;
+    }
     if (v.listening && this.phase === 'warming_up') {
       this.enter('ready', line, at, events);
       cls = 'phase';
@@ -678,6 +697,8 @@ export class PhaseMachine {
     const carriedAnswered = this.answered;
     const carriedReported = this.phase === 'down' && this.reported;
     this.attempt++;
+    this.upLine = null;
+    this.upAt = null;
     this.entries = [];
     this.crash = null;
     this.candidates = [];

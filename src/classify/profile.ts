@@ -50,6 +50,12 @@ export interface EngineProfileSpec {
    * (builds that bind after the load), no more than the phase marker they may also be before it.
    */
   readonly listening?: readonly string[] | undefined;
+  /**
+   * Lines that say the HTTP server is up while the engine still sends its own warmup request (SGLang's uvicorn
+   * lines before "fired up"): the attempt stays warming up, and a capture that ends after them with no error
+   * and no failure report ends ready (the excerpt was cut before the readiness line).
+   */
+  readonly httpUp?: readonly string[] | undefined;
   /** Counters within a phase: named groups `done` and `total`, or `percent`. */
   readonly progress?: readonly ProgressSpec[] | undefined;
   /** Harmless warnings and the phases in which they are harmless (all phases when omitted). */
@@ -136,6 +142,18 @@ export interface CrashSpec {
    * is not installed at all): ranked with the specific causes, its reason `unknown`. Defaults to false.
    */
   readonly specific?: boolean | undefined;
+  /**
+   * The line says a signal interrupted the process (Python's KeyboardInterrupt, raised by Ctrl-C or by a
+   * SIGTERM handler): during a load it was killed; a serving server that printed no error before it was
+   * stopped by its user, a stop after ready, which leaves it ready. Defaults to false.
+   */
+  readonly interrupt?: boolean | undefined;
+  /**
+   * While serving, the line reports one request's failure (TGI's "Method Prefill encountered an error"):
+   * the report it opens does not end a serving server by itself; during a load it is fatal as any.
+   * Defaults to false.
+   */
+  readonly request?: boolean | undefined;
 }
 
 /** One crash-foretelling rule of a profile. */
@@ -145,7 +163,7 @@ export interface ForetellSpec {
 }
 
 /** Every kind of compiled rule, in evaluation priority order. */
-export const ruleKinds = ['benign', 'consequential', 'causal', 'generic', 'foretell', 'restart', 'relaunch', 'phase', 'progress', 'version', 'serving', 'recovery', 'exception', 'stop', 'detail', 'waiting', 'worker_ready', 'listening'] as const;
+export const ruleKinds = ['benign', 'consequential', 'causal', 'generic', 'foretell', 'restart', 'relaunch', 'phase', 'progress', 'version', 'serving', 'recovery', 'exception', 'stop', 'detail', 'waiting', 'worker_ready', 'listening', 'http_up'] as const;
 
 /** The kind of one compiled rule. */
 export type RuleKind = (typeof ruleKinds)[number];
@@ -162,6 +180,10 @@ export interface Rule {
   readonly benign?: { readonly name: string; readonly phases: ReadonlySet<Phase> | undefined };
   readonly reason?: CrashReason;
   readonly terminal?: boolean;
+  /** For crash rules: a signal's interrupt (see {@link CrashSpec.interrupt}). */
+  readonly interrupt?: boolean;
+  /** For crash rules: one request's failure while serving (see {@link CrashSpec.request}). */
+  readonly request?: boolean;
   /** The profile the rule was written in. */
   readonly profile: string;
   /** Group numbers of the named groups the pattern was written with (progress and version rules). */
@@ -249,7 +271,7 @@ export function compileProfile(
     s.crashes?.forEach((c, i) => {
       const kind: RuleKind = !c.causal ? 'consequential' : c.reason === 'unknown' && c.specific !== true ? 'generic' : 'causal';
       drafts.push({ ...base, kind, name: c.reason, reason: c.reason, terminal: c.terminal ?? !c.causal,
-        source: c.pattern, pattern: c.pattern, path: `crashes[${i}]` });
+        interrupt: c.interrupt === true, request: c.request === true, source: c.pattern, pattern: c.pattern, path: `crashes[${i}]` });
     });
     s.foretell?.forEach((f, i) =>
       drafts.push({ ...base, kind: 'foretell', name: f.reason, reason: f.reason, source: f.pattern, pattern: f.pattern, path: `foretell[${i}]` }),
@@ -268,6 +290,7 @@ export function compileProfile(
     for (const kind of ['serving', 'recovery', 'exception', 'stop', 'detail', 'waiting', 'listening'] as const) {
       s[kind]?.forEach((v, i) => drafts.push({ ...base, kind, name: kind, source: v, pattern: v, path: `${kind}[${i}]` }));
     }
+    s.httpUp?.forEach((v, i) => drafts.push({ ...base, kind: 'http_up', name: 'http_up', source: v, pattern: v, path: `httpUp[${i}]` }));
     s.worker?.ready?.forEach((v, i) => drafts.push({ ...base, kind: 'worker_ready', name: 'worker_ready', source: v, pattern: v, path: `worker.ready[${i}]` }));
   }
   // Stable sort by kind keeps each kind's rules in profile order, the profile's own before its parents'.

@@ -23,11 +23,12 @@ export const engineProfileSchema = z.strictObject({
   exception: z.array(pattern).optional(),
   detail: z.array(pattern).optional(),
   listening: z.array(pattern).optional(),
+  httpUp: z.array(pattern).optional(),
   benign: z
     .array(z.strictObject({ name: z.string().min(1), pattern, phases: z.array(z.enum(phases)).optional() }))
     .optional(),
   crashes: z
-    .array(z.strictObject({ reason: z.enum(crashReasons), causal: z.boolean(), pattern, terminal: z.boolean().optional(), specific: z.boolean().optional() }))
+    .array(z.strictObject({ reason: z.enum(crashReasons), causal: z.boolean(), pattern, terminal: z.boolean().optional(), specific: z.boolean().optional(), interrupt: z.boolean().optional(), request: z.boolean().optional() }))
     .optional(),
   foretell: z.array(z.strictObject({ reason: z.enum(crashReasons), pattern })).optional(),
   identity: z

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { PhaseMachine } from '../../src/classify/machine.js';
-import { classifierOf, phasesOf, runLines } from '../support/engine.js';
+import { LineClassifier } from '../../src/classify/classifier.js';
+import { PhaseMachine } from '../../src/classify/machine.js';
+import { classifierOf, phasesOf, profileOf, runLines } from '../support/engine.js';
 
 // SGLang profile (config/engines/sglang.yaml), checked against the message strings of
 // /work/shared/notes/vllm-and-peers-log-strings.md section 2 ("Feb" = the 2026-02 wording most
@@ -72,10 +73,17 @@ describe('sglang profile: phase markers', () => {
       main(460, 'INFO:     Started server process [1]'),
       main(460, 'INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)'),
     ];
-    const m = run(lines);
+    // Live: the input has not ended, so uvicorn up is no readiness yet.
+    const m = new PhaseMachine(new LineClassifier(profileOf('sglang')), { year: 2026 });
+    for (const l of lines) m.observeLine(l);
     expect(m.current).toBe('warming_up');
     m.observeLine(main(470, 'The server is fired up and ready to roll!'));
     expect(phasesOf(m)).toEqual(['starting', 'loading_weights', 'warming_up', 'ready']);
+    expect(m.history().at(-1)?.line).toContain('fired up');
+    // A capture that ends at uvicorn's line, with no error after it, was cut before "fired up": ready there.
+    const cut = run(lines);
+    expect(phasesOf(cut)).toEqual(['starting', 'loading_weights', 'warming_up', 'ready']);
+    expect(cut.history().at(-1)?.line).toContain('Uvicorn running on');
   });
 });
 
