@@ -70,6 +70,12 @@ export interface JournalSourceOptions {
   readonly backoffCapMs?: number | undefined;
   /** A child that ran this long resets the backoff; default 10000 ms. */
   readonly stableAfterMs?: number | undefined;
+  /**
+   * How often the journal's newest entry of the unit is compared with what the follower delivered,
+   * in ms; default 30000. A follower still short of an entry one check after it was seen is
+   * restarted from the last entry read.
+   */
+  readonly lagCheckMs?: number | undefined;
 }
 
 /** The journal source, with what it has read so far. */
@@ -152,6 +158,7 @@ export function createJournalSource(options: JournalSourceOptions): JournalSourc
   const baseMs = options.backoffBaseMs ?? 500;
   const capMs = options.backoffCapMs ?? 30_000;
   const stableAfterMs = options.stableAfterMs ?? 10_000;
+  const lagCheckMs = options.lagCheckMs ?? 30_000;
   const target = options.target;
   const unit = options.unit;
   const systemJournal = options.file === undefined && options.directory === undefined;
@@ -215,6 +222,46 @@ export function createJournalSource(options: JournalSourceOptions): JournalSourc
     else if (newest === undefined) unitProblem = `no journal entries for unit ${unit} (not started yet, or a misspelt name)`;
     else unitProblem = undefined;
     return undefined;
+  }
+
+  /** The cursor of the unit's newest entry in the journal now; undefined when none or on failure. */
+  async function newestNow(signal: AbortSignal): Promise<string | undefined> {
+    const result = await run(
+      { argv: [journalctl, ...where, '-u', unit, '-o', 'json', '-a', '-n', '1', '--no-pager'] },
+      { timeoutMs: 30_000, signal },
+    );
+    if (result.error !== undefined || result.timedOut || result.code !== 0) return undefined;
+    const newest = result.stdout.split('\n').map(parse).find((e) => e !== undefined);
+    return newest === undefined ? undefined : text(newest['__CURSOR']);
+  }
+
+  /**
+   * Watches a live follower: an entry the journal holds that the follower has not delivered by the
+   * next check means journalctl stopped seeing the journal (seen with systemd 252 when files rotate
+   * and are vacuumed under load: it stays alive and prints nothing more). `stuck` is then called once.
+   */
+  function watchLag(signal: AbortSignal, stuck: () => void): () => void {
+    let owed: string | undefined;
+    let busy = false;
+    const timer = setInterval(() => {
+      if (busy || signal.aborted) return;
+      busy = true;
+      void (async () => {
+        try {
+          if (owed !== undefined && lastCursor !== undefined && atOrBefore(owed, lastCursor) === false) {
+            clearInterval(timer);
+            stuck();
+            return;
+          }
+          const newest = await newestNow(signal);
+          owed = newest !== undefined && newest !== lastCursor && (lastCursor === undefined || atOrBefore(newest, lastCursor) === false) ? newest : undefined;
+        } finally {
+          busy = false;
+        }
+      })();
+    }, lagCheckMs);
+    timer.unref();
+    return () => { clearInterval(timer); };
   }
 
   /** The arguments that select the backlog (printed without -f), or undefined when there is none to read. */
@@ -347,8 +394,9 @@ export function createJournalSource(options: JournalSourceOptions): JournalSourc
       const onAbort = (): void => { halt.abort(); };
       signal.addEventListener('abort', onAbort, { once: true });
       let buffered: { entry: Fields; cursor: string | undefined }[] | undefined = backlogArgv === undefined ? undefined : [];
-      // An object, not a variable: it is set in the follower's callback.
+      // Objects, not variables: they are set in callbacks.
       const overflow = { seen: false };
+      const lag = { stuck: false };
       const startedAt = Date.now();
       // The backlog's last entry: the follower's entries up to it were read by the backlog already.
       // The follower may be behind the backlog (a busy machine), so the mark also applies to what
@@ -402,14 +450,20 @@ export function createJournalSource(options: JournalSourceOptions): JournalSourc
       } else {
         halt.abort();
       }
+      const unwatch = halt.signal.aborted ? undefined : watchLag(halt.signal, () => {
+        lag.stuck = true;
+        halt.abort();
+      });
       const exit = await follower;
+      unwatch?.();
       signal.removeEventListener('abort', onAbort);
       if (stopped()) break;
       if (backlogFailed !== undefined) {
         await fail(backlogFailed);
         continue;
       }
-      if (overflow.seen) continue;
+      // Restarted from the last entry read: the next follower delivers what this one missed, once.
+      if (overflow.seen || lag.stuck) continue;
       if (Date.now() - startedAt >= stableAfterMs) attempt = 0;
       await fail(exitText(exit));
     }

@@ -88,11 +88,11 @@ interface Running {
   stop(): Promise<void>;
 }
 
-function start(dir: string, options: { afterCursor?: string; onDown?: () => void; journalctl?: string } = {}): Running {
+function start(dir: string, options: { afterCursor?: string; onDown?: () => void; journalctl?: string; lagCheckMs?: number } = {}): Running {
   const logs: Log[] = [];
   const ups: Up[] = [];
   const controller = new AbortController();
-  const source = createJournalSource({ target: 'kimi', unit: 'vllm.service', directory: dir, backoffBaseMs: 50, backoffCapMs: 200, afterCursor: options.afterCursor, journalctl: options.journalctl });
+  const source = createJournalSource({ target: 'kimi', unit: 'vllm.service', directory: dir, backoffBaseMs: 50, backoffCapMs: 200, afterCursor: options.afterCursor, journalctl: options.journalctl, lagCheckMs: options.lagCheckMs });
   const done = source.run((o) => {
     if (o.kind === 'log') logs.push(o);
     if (o.kind === 'source') {
@@ -203,6 +203,39 @@ describe.runIf(haveJournalTools)('journal faults: journalctl killed, restarted, 
     await new Promise((r) => setTimeout(r, 1500));
     await second.stop();
     expect(second.logs.map((l) => l.line)).toEqual(Array.from({ length: 25 }, (_, k) => `line ${25 + k}`));
+  });
+
+  // journalctl -f can stay alive and print nothing more while the journal goes on (seen once in a
+  // full-suite run: files rotated and vacuumed under load). Here the first follower prints what the
+  // journal holds and then sleeps, alive and silent; the lag check finds the entries it owes.
+  it('restarts a follower that stays alive but stops delivering, from the last entry read: no line lost or repeated', async () => {
+    const bin = mkdtempSync(join(tmpdir(), 'mw-silent-follower-'));
+    cleanups.push(() => { rmSync(bin, { recursive: true, force: true }); });
+    const silent = join(bin, 'journalctl');
+    writeFileSync(silent, [
+      '#!/bin/sh',
+      'case " $* " in *" -f "*)',
+      `  if mkdir '${join(bin, 'once')}' 2>/dev/null; then`,
+      '    for a; do shift; [ "$a" = "-f" ] || set -- "$@" "$a"; done',
+      '    journalctl "$@"; exec sleep 600',
+      '  fi ;;',
+      'esac',
+      'exec journalctl "$@"',
+      '',
+    ].join('\n'));
+    chmodSync(silent, 0o755);
+    const j = new JournalDir();
+    j.append(20);
+    const s = start(j.dir, { journalctl: silent, lagCheckMs: 200 });
+    await until('the backlog', () => s.logs.length >= 20);
+    j.append(10);
+    await until('the lines the silent follower owed', () => s.logs.length >= 30);
+    j.append(5);
+    await until('lines followed after the restart', () => s.logs.length >= 35);
+    await new Promise((r) => setTimeout(r, 600));
+    await s.stop();
+    expectEveryLineOnce(s.logs, 35);
+    expect(s.ups.map((u) => u.up)).toEqual([true]);
   });
 
   it('resumes after its saved cursor when modelwatch restarts across a rotation and a vacuum', async () => {
