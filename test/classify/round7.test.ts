@@ -1,21 +1,11 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runLines, phasesOf } from '../support/engine.js';
-import { logsDir } from '../support/fixtures.js';
+import { excerpt } from '../support/fixtures.js';
 
 // The rule categories learnt from round 6 of issue 15, one block per category, on real lines: each
 // excerpt is read from a corpus log (test/fixtures/logs/<engine>/<slug>.log, whose header names the
 // public thread or file it was copied from), by line number among the log's non-header lines (1-based).
 
-/** Lines `from`..`to` (inclusive, 1-based) of a corpus log, without its `#` header; all when omitted. */
-function excerpt(log: string, from = 1, to = Number.MAX_SAFE_INTEGER): string[] {
-  const lines = readFileSync(join(logsDir, `${log}.log`), 'utf8')
-    .split('\n')
-    .filter((l) => !l.startsWith('#'));
-  if (lines[lines.length - 1] === '') lines.pop();
-  return lines.slice(from - 1, to);
-}
 
 describe("a signal's interrupt after ready is its user's stop", () => {
   it.each([

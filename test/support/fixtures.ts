@@ -59,3 +59,15 @@ export function goldenFixtures(root: string = logsDir): GoldenFixture[] {
   }
   return out;
 }
+
+/**
+ * Lines `from`..`to` (inclusive, 1-based, counted among the non-header lines) of a tuning log
+ * (`test/fixtures/logs/<engine>/<slug>.log`, `log` = `<engine>/<slug>`), without its `#` header; all when omitted.
+ */
+export function excerpt(log: string, from = 1, to = Number.MAX_SAFE_INTEGER): string[] {
+  const lines = readFileSync(join(logsDir, `${log}.log`), 'utf8')
+    .split('\n')
+    .filter((l) => !l.startsWith('#'));
+  if (lines[lines.length - 1] === '') lines.pop();
+  return lines.slice(from - 1, to);
+}
