@@ -205,34 +205,30 @@ export function createJournalSource(options: JournalSourceOptions): JournalSourc
     return { invocation: invocationPattern.test(id) ? id : undefined, exists: props.get('LoadState')?.trim() !== 'not-found' };
   }
 
-  /** Finds the current invocation and the newest entry; returns an error text on failure. */
-  async function locate(signal: AbortSignal): Promise<string | undefined> {
-    const systemd = await fromSystemd(signal);
+  /** The unit's newest entry in the journal now (undefined when it has none), or why journalctl could not say. */
+  async function newestEntry(signal: AbortSignal): Promise<{ newest: Fields | undefined } | { error: string }> {
     const result = await run(
       { argv: [journalctl, ...where, '-u', unit, '-o', 'json', '-a', '-n', '1', '--no-pager'] },
       { timeoutMs: 30_000, signal },
     );
     if (result.error !== undefined || result.timedOut || result.code !== 0) {
-      return exitText({ ...result, error: result.error ?? (result.timedOut ? 'timed out' : undefined) });
+      return { error: exitText({ ...result, error: result.error ?? (result.timedOut ? 'timed out' : undefined) }) };
     }
-    const newest = result.stdout.split('\n').map(parse).find((e) => e !== undefined);
+    return { newest: result.stdout.split('\n').map(parse).find((e) => e !== undefined) };
+  }
+
+  /** Finds the current invocation and the newest entry; returns an error text on failure. */
+  async function locate(signal: AbortSignal): Promise<string | undefined> {
+    const systemd = await fromSystemd(signal);
+    const found = await newestEntry(signal);
+    if ('error' in found) return found.error;
+    const newest = found.newest;
     newestCursor = newest === undefined ? undefined : text(newest['__CURSOR']);
     current = systemd?.invocation ?? (newest === undefined ? undefined : invocationOf(newest));
     if (systemd?.exists === false) unitProblem = `unit ${unit} does not exist (systemctl show: LoadState=not-found)`;
     else if (newest === undefined) unitProblem = `no journal entries for unit ${unit} (not started yet, or a misspelt name)`;
     else unitProblem = undefined;
     return undefined;
-  }
-
-  /** The cursor of the unit's newest entry in the journal now; undefined when none or on failure. */
-  async function newestNow(signal: AbortSignal): Promise<string | undefined> {
-    const result = await run(
-      { argv: [journalctl, ...where, '-u', unit, '-o', 'json', '-a', '-n', '1', '--no-pager'] },
-      { timeoutMs: 30_000, signal },
-    );
-    if (result.error !== undefined || result.timedOut || result.code !== 0) return undefined;
-    const newest = result.stdout.split('\n').map(parse).find((e) => e !== undefined);
-    return newest === undefined ? undefined : text(newest['__CURSOR']);
   }
 
   /**
@@ -253,7 +249,8 @@ export function createJournalSource(options: JournalSourceOptions): JournalSourc
             stuck();
             return;
           }
-          const newest = await newestNow(signal);
+          const found = await newestEntry(signal);
+          const newest = 'error' in found || found.newest === undefined ? undefined : text(found.newest['__CURSOR']);
           owed = newest !== undefined && newest !== lastCursor && (lastCursor === undefined || atOrBefore(newest, lastCursor) === false) ? newest : undefined;
         } finally {
           busy = false;
