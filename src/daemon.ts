@@ -233,6 +233,12 @@ export async function startDaemon(config: Config, options: DaemonOptions = {}): 
       const up = [...sourceState].filter(([k]) => k === o.source || k.startsWith(`${o.source}:`)).every(([, v]) => v.up);
       metrics.setSourceUp(o.source, up);
     }
+    if (o.kind === 'source_restart') {
+      metrics.countSourceRestart(o.source, o.reason);
+      // `failed` is already said by the source going down; the others happen while it stays up.
+      if (o.reason !== 'failed') log.warn({ source: o.source, target: o.target, reason: o.reason }, 'source reader restarted');
+      return;
+    }
     if (o.kind === 'gpu') for (const g of o.gpus) metrics.setGpu(g);
     if (o.kind === 'host') metrics.setHost(o);
     if ('target' in o && o.target !== undefined) targets.get(o.target)?.observe(o);

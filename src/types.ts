@@ -82,3 +82,9 @@ export type ProgressBasis = (typeof progressBases)[number];
 export function isOneOf<T extends string>(list: readonly T[], value: string): value is T {
   return (list as readonly string[]).includes(value);
 }
+
+/** Why a source restarts its reader (`modelwatch_source_restarts_total{reason}`). */
+export const sourceRestartReasons = ['silent', 'overflow', 'failed'] as const;
+
+/** One of {@link sourceRestartReasons}. */
+export type SourceRestartReason = (typeof sourceRestartReasons)[number];

@@ -249,6 +249,7 @@ export class TargetJudge {
         break;
       }
       case 'host':
+      case 'source_restart':
         break;
     }
     this.groupTick(now);

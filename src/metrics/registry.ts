@@ -10,7 +10,7 @@
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { verdictClasses as smokeVerdicts } from '../probes/verdict.js';
-import { crashReasons, lineClasses, phaseCode, phases, progressBases, type CrashReason, type LineClass, type Phase, type ProgressBasis } from '../types.js';
+import { crashReasons, lineClasses, phaseCode, phases, progressBases, sourceRestartReasons, type CrashReason, type LineClass, type Phase, type ProgressBasis } from '../types.js';
 
 /** Buckets for load durations: 30 s to 2 h (1T-parameter loads take 13 to 36 minutes). */
 const loadBuckets = [30, 60, 120, 300, 600, 900, 1200, 1800, 2400, 3600, 5400, 7200];
@@ -51,6 +51,7 @@ export class Metrics {
   private readonly hostMemTotal = this.gauge('modelwatch_host_memory_total_bytes', 'Host memory total.', []);
   private readonly hostLoad = this.gauge('modelwatch_host_load1', 'Host load average over one minute.', []);
   private readonly sourceUp = this.gauge('modelwatch_source_up', '1 when a source of modelwatch observes normally.', ['source']);
+  private readonly sourceRestarts = new Counter({ name: 'modelwatch_source_restarts_total', help: 'Restarts of a source\'s reader (journalctl): silent (alive but no longer delivering), overflow, failed.', labelNames: ['source', 'reason'], registers: [this.registry] });
   private readonly buildInfo = this.gauge('modelwatch_build_info', 'modelwatch build information (always 1).', ['version']);
   private readonly smokeSuccess = this.gauge('modelwatch_smoke_success', '1 when the last run of a canary probe passed.', ['target', 'group', 'probe']);
   private readonly smokeDuration = this.gauge('modelwatch_smoke_duration_seconds', 'Duration of the last run of a canary probe.', ['target', 'group', 'probe']);
@@ -106,6 +107,8 @@ export class Metrics {
       this.restarts.inc(this.at(target), 0);
     }
     for (const source of sources) this.sourceUp.set({ source }, 1);
+    // Series at 0 from the start, so that rate() sees the first restart.
+    if (sources.includes('journal')) for (const reason of sourceRestartReasons) this.sourceRestarts.inc({ source: 'journal', reason }, 0);
     this.diskRead.inc(0);
   }
 
@@ -321,6 +324,11 @@ export class Metrics {
   /** Whether a source observes normally. */
   setSourceUp(source: string, up: boolean): void {
     this.sourceUp.set({ source }, up ? 1 : 0);
+  }
+
+  /** Counts one restart of a source's reader, by why it was restarted. */
+  countSourceRestart(source: string, reason: string): void {
+    this.sourceRestarts.inc({ source, reason });
   }
 
   /** The exposition text. */

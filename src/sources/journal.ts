@@ -456,12 +456,17 @@ export function createJournalSource(options: JournalSourceOptions): JournalSourc
       signal.removeEventListener('abort', onAbort);
       if (stopped()) break;
       if (backlogFailed !== undefined) {
+        emit({ kind: 'source_restart', source: 'journal', target, at: Date.now(), reason: 'failed' });
         await fail(backlogFailed);
         continue;
       }
       // Restarted from the last entry read: the next follower delivers what this one missed, once.
-      if (overflow.seen || lag.stuck) continue;
+      if (overflow.seen || lag.stuck) {
+        emit({ kind: 'source_restart', source: 'journal', target, at: Date.now(), reason: lag.stuck ? 'silent' : 'overflow' });
+        continue;
+      }
       if (Date.now() - startedAt >= stableAfterMs) attempt = 0;
+      emit({ kind: 'source_restart', source: 'journal', target, at: Date.now(), reason: 'failed' });
       await fail(exitText(exit));
     }
   }

@@ -3,7 +3,7 @@
  * phases; the daemon feeds observations to each target's phase machine.
  */
 
-import type { Phase } from '../types.js';
+import type { Phase, SourceRestartReason } from '../types.js';
 import type { GpuDevice } from './nvidia-smi.js';
 
 export type { GpuDevice, MigDevice } from './nvidia-smi.js';
@@ -166,7 +166,13 @@ export type Observation =
    * (`GET /api/v1/targets/:name` of the peer); `state` is null when the poll failed (`error` says why).
    */
   | { readonly kind: 'peer'; readonly target: string; readonly peer: string; readonly at: number; readonly state: PeerObservation | null; readonly error?: string | undefined }
-  | { readonly kind: 'source'; readonly source: SourceName; readonly target?: string | undefined; readonly at: number; readonly up: boolean; readonly error?: string | undefined };
+  | { readonly kind: 'source'; readonly source: SourceName; readonly target?: string | undefined; readonly at: number; readonly up: boolean; readonly error?: string | undefined }
+  /**
+   * A source restarted its reader (a child such as journalctl) and goes on: `silent` when the reader
+   * stayed alive but stopped delivering, `overflow` when more arrived than it could hold while the
+   * backlog was read, `failed` when the reader ended or could not start (the source is also down then).
+   */
+  | { readonly kind: 'source_restart'; readonly source: SourceName; readonly target?: string | undefined; readonly at: number; readonly reason: SourceRestartReason };
 
 /** Where a source sends what it sees. */
 export type Emit = (o: Observation) => void;

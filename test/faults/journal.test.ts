@@ -84,6 +84,8 @@ function followers(dir: string): number[] {
 interface Running {
   readonly logs: Log[];
   readonly ups: Up[];
+  /** Why the source restarted its reader, in order. */
+  readonly restarts: string[];
   readonly source: JournalSource;
   stop(): Promise<void>;
 }
@@ -91,10 +93,12 @@ interface Running {
 function start(dir: string, options: { afterCursor?: string; onDown?: () => void; journalctl?: string; lagCheckMs?: number } = {}): Running {
   const logs: Log[] = [];
   const ups: Up[] = [];
+  const restarts: string[] = [];
   const controller = new AbortController();
   const source = createJournalSource({ target: 'kimi', unit: 'vllm.service', directory: dir, backoffBaseMs: 50, backoffCapMs: 200, afterCursor: options.afterCursor, journalctl: options.journalctl, lagCheckMs: options.lagCheckMs });
   const done = source.run((o) => {
     if (o.kind === 'log') logs.push(o);
+    if (o.kind === 'source_restart') restarts.push(o.reason);
     if (o.kind === 'source') {
       ups.push(o);
       // Runs before the source waits and restarts journalctl: what it changes on disk is what
@@ -107,7 +111,7 @@ function start(dir: string, options: { afterCursor?: string; onDown?: () => void
     await done;
   };
   cleanups.push(stop);
-  return { logs, ups, source, stop };
+  return { logs, ups, restarts, source, stop };
 }
 
 function expectEveryLineOnce(logs: readonly Log[], written: number): void {
@@ -173,6 +177,7 @@ describe.runIf(haveJournalTools)('journal faults: journalctl killed, restarted, 
     const downs = s.ups.filter((u) => !u.up);
     expect(downs).toHaveLength(4);
     for (const d of downs) expect(d.error).toMatch(/^journalctl killed by SIGKILL/);
+    expect(s.restarts).toEqual(['failed', 'failed', 'failed', 'failed']);
     expect(followers(j.dir)).toEqual([]);
   });
 
@@ -237,6 +242,8 @@ describe.runIf(haveJournalTools)('journal faults: journalctl killed, restarted, 
     await s.stop();
     expectEveryLineOnce(s.logs, 35);
     expect(s.ups.map((u) => u.up)).toEqual([true]);
+    // Said apart from the source's health, which stayed up: modelwatch_source_restarts_total{reason="silent"}.
+    expect(s.restarts).toEqual(['silent']);
   });
 
   it('resumes after its saved cursor when modelwatch restarts across a rotation and a vacuum', async () => {
@@ -313,5 +320,8 @@ targets:
     await counted('lines after a rotation under a running journalctl');
     await new Promise((res) => setTimeout(res, 300));
     expect(await total()).toBe(j.written);
+    // Each kill is a restart of the source's reader, counted apart from the source's health.
+    const metrics = await (await request(`${daemon.address}/metrics`)).body.text();
+    expect(metrics).toMatch(/^modelwatch_source_restarts_total\{source="journal",reason="failed"\} [2-9]$/m);
   });
 });
