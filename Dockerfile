@@ -15,6 +15,8 @@ RUN npm run build && npm prune --omit=dev
 
 FROM node:20-bookworm-slim
 ENV NODE_ENV=production
+# Fewer glibc malloc arenas: some 5 MB less resident (deploy/systemd/modelwatch.service says why).
+ENV MALLOC_ARENA_MAX=2
 # journalctl and systemctl (package systemd; it is not run as init here) read the host's journal
 # and units through mounts; nvidia-smi comes from the NVIDIA container runtime. docs/deployment.md.
 RUN apt-get update \

@@ -68,6 +68,8 @@ export interface SteadyResult {
   readonly rss_mb_start: number;
   /** CPU time of the daemon over the window (user + system), percent of one core. */
   readonly cpu_percent: number;
+  /** The variables the daemon ran with besides the rig's own: those of the shipped unit. */
+  readonly daemon_env: Readonly<Record<string, string>>;
   readonly scrape_ms_p50: number;
   readonly scrape_ms_p99: number;
   readonly scrape_ms_p90: number;
@@ -118,6 +120,15 @@ function procStat(pid: number): { ticks: number; ppid: number; comm: string } | 
 }
 
 /** VmRSS in bytes; null when the process is gone. */
+/**
+ * The variables the shipped systemd unit sets for the daemon (`Environment=` lines of
+ * deploy/systemd/modelwatch.service; the image sets the same): the daemon is measured as it is run.
+ */
+export function deployedEnvironment(): Record<string, string> {
+  const unit = readFileSync(join(root, 'deploy', 'systemd', 'modelwatch.service'), 'utf8');
+  return Object.fromEntries([...unit.matchAll(/^Environment=([A-Z_][A-Z0-9_]*)=(\S*)$/gm)].map((m) => [m[1] ?? '', m[2] ?? '']));
+}
+
 function rssBytes(pid: number): number | null {
   try {
     const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -278,6 +289,7 @@ export async function measureSteadyState(options: SteadyOptions = {}): Promise<S
       stdio: ['ignore', 'pipe', 'pipe'],
       env: {
         ...process.env,
+        ...deployedEnvironment(),
         PATH: `${bin}:${process.env['PATH'] ?? '/usr/bin:/bin'}`,
         FAKE_SYSTEMCTL_STATE: join(dir, 'systemctl.json'),
         FAKE_NVIDIA_SMI_SCENARIO: join(dir, 'nvidia-smi.json'),
@@ -437,6 +449,7 @@ export async function measureSteadyState(options: SteadyOptions = {}): Promise<S
       gpus: gpuCount,
       ready_after_seconds: readyAfter === null ? null : Math.round(readyAfter * 10) / 10,
       lines_written: written,
+      daemon_env: deployedEnvironment(),
       lines_counted: counted,
       daemon_log_lines: logLines,
       per_target: Object.fromEntries(targets.map((t) => [t.name, { kind: t.kind, written: t.written, counted: byTarget.get(t.name) ?? 0 }])),

@@ -21,6 +21,13 @@ describe('deploy/systemd/modelwatch.service', () => {
     }
     expect(text).toMatch(/^ExecStart=\/usr\/bin\/node \/opt\/modelwatch\/lib\/node_modules\/modelwatch\/dist\/cli\.js run -c /m);
   });
+
+  it('runs the daemon with as few malloc arenas as the image does (what bench/steady.ts measures)', () => {
+    const text = readFileSync(unit, 'utf8');
+    const dockerfile = readFileSync(join(import.meta.dirname, '..', '..', 'Dockerfile'), 'utf8');
+    expect(text).toMatch(/^Environment=MALLOC_ARENA_MAX=2$/m);
+    expect(dockerfile).toMatch(/^ENV MALLOC_ARENA_MAX=2$/m);
+  });
 });
 
 describe('deploy/prometheus/prometheus.yml', () => {
