@@ -600,6 +600,8 @@ export class PhaseMachine {
         return 'error';
       }
       if (v.crash.causal) {
+        // The exception's own line, once its traceback shows it, says what its logged message said: it is the line.
+        if (this.candidates[0]?.logged === true && raisedException.test(v.line.message)) this.candidates = this.candidates.filter((c) => c.logged !== true);
         addCandidate(this.candidates, { reason: v.crash.reason, line, at, specific: v.crash.specific, warning: v.line.level === 'warning' });
         this.answered = false;
         if (!this.reported && (this.block?.traceback === true || raisedException.test(v.line.message))) this.reported = true;

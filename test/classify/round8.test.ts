@@ -31,6 +31,16 @@ describe("a logger's exception record: its message line over its traceback is th
     expect(m.snapshot().crash?.line).toContain('Traceback');
   });
 
+  it("once the traceback shows the exception's own line, that line is the cause", () => {
+    // Written here from the kubeai log's lines, with the traceback's last line (cut there) restored.
+    const m = runLines('vllm', [
+      ...excerpt('vllm/r7d-kubeai-vllm-v083-2025-05-v0-columnparallellinear-no-attribute-input-scale-traceback'),
+      "ERROR 05-26 00:17:47 [engine.py:448] AttributeError: 'ColumnParallelLinear' object has no attribute 'input_scale'",
+    ]);
+    expect(m.current).toBe('crashed');
+    expect(m.snapshot().crash?.line).toContain("AttributeError: 'ColumnParallelLinear'");
+  });
+
   it("the SIGTERM interrupt's own logged message ('MQLLMEngine terminated') is no error: a serving server stays ready", () => {
     const m = runLines('vllm', excerpt('vllm/v072-2025-04-serving-then-sigterm-mqllmengine-terminated-keyboardinterrupt-shutdown'));
     expect(m.current).toBe('ready');
