@@ -142,7 +142,11 @@ interface Candidate {
   readonly detail?: boolean;
   /** The line's own header says WARNING: the engine logged it and went on. */
   readonly warning?: boolean;
+  /** An error-level line that no rule judged, read as a cause only because a traceback of its record followed it. */
+  readonly logged?: boolean;
 }
+
+const tracebackHeader = 'Traceback (most recent call last)';
 
 // A raised exception's own line ("ValueError: ...", "torch.OutOfMemoryError: ..."): a process died there.
 const raisedException = /^(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Exit)\b/;
@@ -201,6 +205,11 @@ export class PhaseMachine {
   private block: OpenBlock | null = null;
   /** The previous non-blank line was a warning that reported no failure. */
   private warned = false;
+  /**
+   * The previous line was an error-level line no rule judged, with its header (the text before its message): a
+   * logger's `exception()` record prints the exception's message there and its traceback under the same header.
+   */
+  private logged: { line: string; at: number | null; header: string } | null = null;
   /** The HTTP server said it is up during the warmup (a profile's httpUp line): the line, until an error or another attempt. */
   private upLine: string | null = null;
   private upAt: number | null = null;
@@ -498,6 +507,13 @@ export class PhaseMachine {
       if (v.restart || v.relaunch) return 'phase';
     }
     const afterWarning = this.warned;
+    const logged = this.logged;
+    if (logged !== null) this.logged = null;
+    // Only error-level lines that no rule judged keep their header (rare: the hot path slices nothing).
+    if (v.line.level === 'error' && v.crash === undefined && !v.exception && v.phase === undefined && !v.serving) {
+      const at0 = line.lastIndexOf(v.line.message);
+      if (at0 > 0) this.logged = { line, at, header: line.slice(0, at0) };
+    }
     // Only lines after a warning are sliced to find the next non-blank one (the hot path makes no string).
     if (v.line.level === 'warning') this.warned = v.crash === undefined && !v.exception;
     else if (this.warned && v.line.message.trim() !== '') this.warned = false;
@@ -572,7 +588,11 @@ export class PhaseMachine {
     }
     // A signal's interrupt that a serving server printed with no error before it: its user stopped it
     // (Ctrl-C, a supervisor's SIGTERM), as with a clean stop or a shell prompt after ready it stays ready.
-    if (v.crash?.interrupt === true && this.phase === 'ready' && this.candidates.length === 0 && this.block?.fatal !== true) return v.baseClass;
+    // The interrupt's own message, logged over its traceback ("ERROR [engine.py:389] MQLLMEngine terminated"), is no error before it.
+    if (v.crash?.interrupt === true && this.phase === 'ready' && this.candidates.every((c) => c.logged === true) && this.block?.fatal !== true) {
+      this.candidates = [];
+      return v.baseClass;
+    }
     if (v.crash) {
       this.progress(at, events);
       if (this.phase === 'crashed') {
@@ -580,6 +600,8 @@ export class PhaseMachine {
         return 'error';
       }
       if (v.crash.causal) {
+        // The exception's own line, once its traceback shows it, says what its logged message said: it is the line.
+        if (this.candidates[0]?.logged === true && raisedException.test(v.line.message)) this.candidates = this.candidates.filter((c) => c.logged !== true);
         addCandidate(this.candidates, { reason: v.crash.reason, line, at, specific: v.crash.specific, warning: v.line.level === 'warning' });
         this.answered = false;
         if (!this.reported && (this.block?.traceback === true || raisedException.test(v.line.message))) this.reported = true;
@@ -596,6 +618,15 @@ export class PhaseMachine {
       return 'error';
     }
     let cls: LineClass = v.foretell !== undefined ? 'warning' : v.baseClass;
+    // One log record that is an exception's message and then its traceback under the same header (vLLM V0's engine
+    // process logs `logger.exception(e)`: "ERROR [engine.py:448] 'X' object has no attribute 'y'", then "ERROR
+    // [engine.py:448] Traceback (most recent call last):"): the message line is the exception's own line, the cause
+    // where the traceback is cut before its end.
+    if (v.exception && logged !== null && this.phase !== 'crashed' && line.startsWith(logged.header) && line.startsWith(tracebackHeader, logged.header.length)) {
+      addCandidate(this.candidates, { reason: 'unknown', line: logged.line, at: logged.at, specific: false, logged: true });
+      this.answered = false;
+      this.reported = true;
+    }
     if (v.exception) {
       const opens = this.block === null;
       this.openBlock(line, at, false, true);
