@@ -1,14 +1,16 @@
 /**
- * `npm run score [-- --json] [-- --misses] [-- --tuning-only]`: modelwatch's replay and the naive baseline scored against
+ * `npm run score [-- --json] [-- --misses] [-- --tuning-only] [-- --list FILE ...]`: modelwatch's replay and the naive baseline scored against
  * the human expectations of the log corpus, for the tuning part (`test/fixtures/logs`) and the sealed part
  * (`test/fixtures/sealed`) separately. Only totals are printed for the sealed part: `--misses` lists the
  * tuning logs that miss, never a sealed one (see test/fixtures/sealed/README.md). Each `sealed/round<N>.txt`
  * names the logs of sealing round N (`engine/slug` per line): the sealed part is then scored per round
  * (`sealed r<N>`, and `sealed (no round)` for logs no round file names) and in total. An empty sealed part
- * (every round unsealed) prints no sealed row.
+ * (every round unsealed) prints no sealed row. Each `--list FILE` (`engine/slug` per line, such as
+ * `test/fixtures/logs/round7-unsealed.txt`) adds a row of the tuning logs it names: a round's logs once
+ * they are unsealed, scored apart from the rest.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadEngineCatalog } from '../src/config/engines.js';
 import { readCapture } from '../src/replay/input.js';
@@ -17,7 +19,12 @@ import { naiveOutcome, renderScores, replayOutcome, scoreLog, summarize, type Lo
 import { goldenFixtures, logsDir, sealedDir, type GoldenFixture } from '../test/support/fixtures.js';
 
 const { values } = parseArgs({
-  options: { json: { type: 'boolean', default: false }, misses: { type: 'boolean', default: false }, 'tuning-only': { type: 'boolean', default: false } },
+  options: {
+    json: { type: 'boolean', default: false },
+    misses: { type: 'boolean', default: false },
+    'tuning-only': { type: 'boolean', default: false },
+    list: { type: 'string', multiple: true, default: [] },
+  },
 });
 const catalog = loadEngineCatalog();
 
@@ -49,13 +56,30 @@ const sealed = values['tuning-only'] || !existsSync(sealedDir) ? [] : await scor
 // The logs of each sealing round are named in `round<N>.txt` (engine/slug per line): the sealed part is
 // scored per round and in total, still only as totals.
 const rounds = sealed.length === 0 ? [] : sealedRounds(sealed);
+const lists = values.list.map((file) => tuningList(file, tuning));
 const rows: { scorer: string; part: string; score: PartScore }[] = [];
 for (const scorer of ['naive regex list, last marker wins', 'modelwatch replay']) {
   const pick = (s: Scored): LogScore => (scorer === 'modelwatch replay' ? s.replay : s.naive);
   rows.push({ scorer, part: 'tuning', score: summarize(tuning.map(pick)) });
+  for (const l of lists) rows.push({ scorer, part: l.part, score: summarize(l.logs.map(pick)) });
   if (sealed.length === 0) continue;
   for (const r of rounds) rows.push({ scorer, part: r.part, score: summarize(r.logs.map(pick)) });
   rows.push({ scorer, part: 'sealed', score: summarize(sealed.map(pick)) });
+}
+
+/** The tuning logs a `--list` file names; a name that is not a tuning log is an error (a sealed log is never scored apart). */
+function tuningList(file: string, logs: readonly Scored[]): { part: string; logs: Scored[] } {
+  const byName = new Map(logs.map((s) => [`${s.fixture.engine}/${s.fixture.slug}`, s]));
+  const picked: Scored[] = [];
+  for (const name of readFileSync(file, 'utf8').split('\n').map((l) => l.trim()).filter(Boolean)) {
+    const s = byName.get(name);
+    if (s === undefined) {
+      process.stderr.write(`score: ${file} names ${name}, which is not a tuning log\n`);
+      process.exit(2);
+    }
+    picked.push(s);
+  }
+  return { part: `list ${basename(file).replace(/\.txt$/, '')}`, logs: picked };
 }
 
 /** The sealed logs grouped by the `round<N>.txt` that names them, rounds in order; none without a round file. */
