@@ -119,7 +119,6 @@ function procStat(pid: number): { ticks: number; ppid: number; comm: string } | 
   }
 }
 
-/** VmRSS in bytes; null when the process is gone. */
 /**
  * The variables the shipped systemd unit sets for the daemon (`Environment=` lines of
  * deploy/systemd/modelwatch.service; the image sets the same): the daemon is measured as it is run.
@@ -129,6 +128,7 @@ export function deployedEnvironment(): Record<string, string> {
   return Object.fromEntries([...unit.matchAll(/^Environment=([A-Z_][A-Z0-9_]*)=(\S*)$/gm)].map((m) => [m[1] ?? '', m[2] ?? '']));
 }
 
+/** VmRSS in bytes; null when the process is gone. */
 function rssBytes(pid: number): number | null {
   try {
     const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -284,12 +284,13 @@ export async function measureSteadyState(options: SteadyOptions = {}): Promise<S
     const configPath = join(dir, 'modelwatch.yaml');
     writeFileSync(configPath, `${yaml}\n`);
 
+    const daemonEnv = deployedEnvironment();
     const daemon = spawn(process.execPath, [...(options.nodeArgs ?? []), cli, 'run', '-c', configPath, '--listen', '127.0.0.1:0'], {
       cwd: dir,
       stdio: ['ignore', 'pipe', 'pipe'],
       env: {
         ...process.env,
-        ...deployedEnvironment(),
+        ...daemonEnv,
         PATH: `${bin}:${process.env['PATH'] ?? '/usr/bin:/bin'}`,
         FAKE_SYSTEMCTL_STATE: join(dir, 'systemctl.json'),
         FAKE_NVIDIA_SMI_SCENARIO: join(dir, 'nvidia-smi.json'),
@@ -449,7 +450,7 @@ export async function measureSteadyState(options: SteadyOptions = {}): Promise<S
       gpus: gpuCount,
       ready_after_seconds: readyAfter === null ? null : Math.round(readyAfter * 10) / 10,
       lines_written: written,
-      daemon_env: deployedEnvironment(),
+      daemon_env: daemonEnv,
       lines_counted: counted,
       daemon_log_lines: logLines,
       per_target: Object.fromEntries(targets.map((t) => [t.name, { kind: t.kind, written: t.written, counted: byTarget.get(t.name) ?? 0 }])),

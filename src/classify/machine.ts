@@ -211,8 +211,7 @@ export class PhaseMachine {
    */
   private logged: { line: string; at: number | null; header: string } | null = null;
   /** The HTTP server said it is up during the warmup (a profile's httpUp line): the line, until an error or another attempt. */
-  private upLine: string | null = null;
-  private upAt: number | null = null;
+  private up: { line: string; at: number | null } | null = null;
   /** The previous line said the cause follows (a `detail` line): the next non-blank line states it. */
   private detailNext = false;
   private foretold: { reason: CrashReason; line: string; at: number | null }[] = [];
@@ -364,8 +363,8 @@ export class PhaseMachine {
     const block = this.block;
     // The HTTP server came up during the warmup and nothing failed after it: the capture was cut before the
     // engine's readiness line.
-    if (this.phase === 'warming_up' && this.upLine !== null && block === null && this.candidates.length === 0) {
-      this.enter('ready', this.upLine, this.upAt, events);
+    if (this.phase === 'warming_up' && this.up !== null && block === null && this.candidates.length === 0) {
+      this.enter('ready', this.up.line, this.up.at, events);
       return events;
     }
     if (this.phase === 'down' || isOneOf(loadingPhases, this.phase)) {
@@ -643,10 +642,7 @@ export class PhaseMachine {
       cls = 'phase';
     }
     // Listening once the warmup began: this build binds its port after the load, so it serves.
-    if (v.httpUp && this.phase === 'warming_up' && this.upLine === null) {
-      this.upLine = line;
-      this.upAt = at;
-    }
+    if (v.httpUp && this.phase === 'warming_up' && this.up === null) this.up = { line, at };
     if (v.listening && this.phase === 'warming_up') {
       this.enter('ready', line, at, events);
       cls = 'phase';
@@ -728,8 +724,7 @@ export class PhaseMachine {
     const carriedAnswered = this.answered;
     const carriedReported = this.phase === 'down' && this.reported;
     this.attempt++;
-    this.upLine = null;
-    this.upAt = null;
+    this.up = null;
     this.entries = [];
     this.crash = null;
     this.candidates = [];

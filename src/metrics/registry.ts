@@ -10,7 +10,7 @@
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { verdictClasses as smokeVerdicts } from '../probes/verdict.js';
-import { crashReasons, lineClasses, phaseCode, phases, progressBases, sourceRestartReasons, type CrashReason, type LineClass, type Phase, type ProgressBasis } from '../types.js';
+import { crashReasons, lineClasses, phaseCode, phases, progressBases, sourceRestartReasons, type CrashReason, type LineClass, type Phase, type ProgressBasis, type SourceRestartReason } from '../types.js';
 
 /** Buckets for load durations: 30 s to 2 h (1T-parameter loads take 13 to 36 minutes). */
 const loadBuckets = [30, 60, 120, 300, 600, 900, 1200, 1800, 2400, 3600, 5400, 7200];
@@ -327,7 +327,7 @@ export class Metrics {
   }
 
   /** Counts one restart of a source's reader, by why it was restarted. */
-  countSourceRestart(source: string, reason: string): void {
+  countSourceRestart(source: string, reason: SourceRestartReason): void {
     this.sourceRestarts.inc({ source, reason });
   }
 

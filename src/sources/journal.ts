@@ -30,6 +30,7 @@
  * until its first entry arrives. Every line is redacted ({@link redactLine}) before it leaves.
  */
 import { redactLine } from '../redact.js';
+import type { SourceRestartReason } from '../types.js';
 import { follow, run, type ExecExit } from './exec.js';
 import { atOrBefore } from './journal-cursor.js';
 import { journalMessage } from './journal-message.js';
@@ -359,6 +360,9 @@ export function createJournalSource(options: JournalSourceOptions): JournalSourc
         setUp(true);
       }
     };
+    const restarted = (reason: SourceRestartReason): void => {
+      emit({ kind: 'source_restart', source: 'journal', target, at: Date.now(), reason });
+    };
     const fail = async (error: string): Promise<void> => {
       setUp(false, error);
       await sleep(backoffMs(attempt++, baseMs, capMs), signal);
@@ -456,17 +460,17 @@ export function createJournalSource(options: JournalSourceOptions): JournalSourc
       signal.removeEventListener('abort', onAbort);
       if (stopped()) break;
       if (backlogFailed !== undefined) {
-        emit({ kind: 'source_restart', source: 'journal', target, at: Date.now(), reason: 'failed' });
+        restarted('failed');
         await fail(backlogFailed);
         continue;
       }
       // Restarted from the last entry read: the next follower delivers what this one missed, once.
       if (overflow.seen || lag.stuck) {
-        emit({ kind: 'source_restart', source: 'journal', target, at: Date.now(), reason: lag.stuck ? 'silent' : 'overflow' });
+        restarted(lag.stuck ? 'silent' : 'overflow');
         continue;
       }
       if (Date.now() - startedAt >= stableAfterMs) attempt = 0;
-      emit({ kind: 'source_restart', source: 'journal', target, at: Date.now(), reason: 'failed' });
+      restarted('failed');
       await fail(exitText(exit));
     }
   }
