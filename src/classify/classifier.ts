@@ -145,6 +145,8 @@ function counterOf(rule: Rule, m: RegExpExecArray, into: Mutable<CounterReading>
  */
 export class LineClassifier {
   private readonly view = new LineView();
+  // Its own view: a meaning is asked for while the verdict of the current line is still in use.
+  private readonly meaningView = new LineView();
   private readonly counterHolder: Mutable<CounterReading> = { name: '', phase: 'loading_weights', done: undefined, total: undefined, ratio: 0 };
   private readonly verdict: Mutable<LineVerdict>;
   private readonly crashHolder: Mutable<CrashMatch> = { reason: 'unknown', causal: false, specific: false, terminal: false, interrupt: false, request: false };
@@ -174,6 +176,16 @@ export class LineClassifier {
       exited: false,
       baseClass: 'info',
     };
+  }
+
+  /**
+   * The reason the words of a generic root-cause line name (the profile's meaning rules), or
+   * undefined when none does. Pure, and it leaves the current verdict as it is.
+   */
+  meaningOf(raw: string, year: number): CrashReason | undefined {
+    const line = normalizeLine(raw, year, this.meaningView);
+    for (const m of this.profile.meanings) if (m.re.test(line.message)) return m.reason;
+    return undefined;
   }
 
   /**

@@ -770,6 +770,15 @@ export class PhaseMachine {
   }
 
   /**
+   * A root cause's reason: a bare exception line (no rule named its cause) takes the reason its words
+   * name, by the profile's meaning rules; a specific cause keeps its own.
+   */
+  private meant(reason: CrashReason, specific: boolean, line: string): CrashReason {
+    if (reason !== 'unknown' || specific) return reason;
+    return this.classifier.meaningOf(line, this.year ?? new Date(this.clock ?? Date.now()).getUTCFullYear()) ?? 'unknown';
+  }
+
+  /**
    * vLLM prints "EngineCore failed to start." before the traceback that holds the cause: a
    * causal line after the crash replaces a root cause that was only a consequence or a bare
    * exception.
@@ -777,7 +786,8 @@ export class PhaseMachine {
   private reviseCrash(match: { reason: CrashReason; specific: boolean }, line: string, at: number | null, events: MachineEvent[]): void {
     const current = this.crashRoot;
     if (current === 'causal' || (current === 'generic' && !match.specific) || this.crash === null) return;
-    const crash: CrashInfo = { reason: match.reason, line, at, hint: remediation[match.reason] };
+    const reason = this.meant(match.reason, match.specific, line);
+    const crash: CrashInfo = { reason, line, at, hint: remediation[reason] };
     this.crash = crash;
     this.crashRoot = match.specific ? 'causal' : 'generic';
     const last = this.crashes[this.crashes.length - 1];
@@ -800,7 +810,7 @@ export class PhaseMachine {
       this.candidates[0];
     // A capture that is only a crash (a pasted traceback) still is one attempt.
     if (this.phase === 'down') this.newAttempt(line, at, events, this.ledger.opened('crash', at), null);
-    const reason = root?.reason ?? consequential?.reason ?? 'unknown';
+    const reason = root === undefined ? (consequential?.reason ?? 'unknown') : this.meant(root.reason, root.specific, root.line);
     const hint = root === undefined && unseenHint !== undefined ? unseenHint : remediation[reason];
     const crash: CrashInfo = { reason, line: root?.line ?? line, at: root?.at ?? at, hint };
     this.crash = crash;

@@ -64,6 +64,11 @@ export interface EngineProfileSpec {
   readonly crashes?: readonly CrashSpec[] | undefined;
   /** Lines that foretell a crash before the engine dies. */
   readonly foretell?: readonly ForetellSpec[] | undefined;
+  /**
+   * What a bare exception line means when it is a crash's root cause: the reason its words name
+   * ("... out of memory on device", "unknown argument: --x"). They never pick the line, only its reason.
+   */
+  readonly meanings?: readonly MeaningSpec[] | undefined;
   /** Lines that say what is being loaded (model, tensor-parallel size, quantization): named group `value`. */
   readonly identity?: { readonly [K in IdentityField]?: readonly string[] | undefined } | undefined;
   /** The engine's own deadlines on a load, read from the server's environment. */
@@ -162,6 +167,18 @@ export interface ForetellSpec {
   readonly pattern: string;
 }
 
+/** One meaning rule of a profile: the reason a generic root-cause line's words name. */
+export interface MeaningSpec {
+  readonly reason: CrashReason;
+  readonly pattern: string;
+}
+
+/** A compiled meaning rule (see {@link EngineProfileSpec.meanings}). */
+export interface Meaning {
+  readonly reason: CrashReason;
+  readonly re: RegExp;
+}
+
 /** Every kind of compiled rule, in evaluation priority order. */
 export const ruleKinds = ['benign', 'consequential', 'causal', 'generic', 'foretell', 'restart', 'relaunch', 'phase', 'progress', 'version', 'serving', 'recovery', 'exception', 'stop', 'detail', 'waiting', 'worker_ready', 'listening', 'http_up'] as const;
 
@@ -209,6 +226,8 @@ export interface CompiledProfile {
   readonly deadlines: readonly DeadlineSpec[];
   /** Patterns of a node's rank and its group's size (named group `value`), the profile's own first. */
   readonly node: Readonly<Record<NodeField, readonly RegExp[]>>;
+  /** Meaning rules, the profile's own before its parents': run only on a crash's generic root-cause line. */
+  readonly meanings: readonly Meaning[];
 }
 
 /** A profile that cannot be compiled: the path of the bad value and why. */
@@ -327,7 +346,9 @@ export function compileProfile(
   const identity = Object.fromEntries(identityFields.map((f) => [f, [] as RegExp[]])) as Record<IdentityField, RegExp[]>;
   const deadlines: DeadlineSpec[] = [];
   const node = Object.fromEntries(nodeFields.map((f) => [f, [] as RegExp[]])) as Record<NodeField, RegExp[]>;
+  const meanings: Meaning[] = [];
   for (const s of chain) {
+    s.meanings?.forEach((m, i) => meanings.push({ reason: m.reason, re: compileRegex(s.name, `meanings[${i}]`, m.pattern) }));
     for (const f of nodeFields) {
       s.node?.[f]?.forEach((p, i) => {
         if (!p.includes('(?<value>')) throw new ProfileError(s.name, `node.${f}[${i}]`, 'a node pattern needs a named group "value"');
@@ -348,6 +369,7 @@ export function compileProfile(
     identity,
     deadlines,
     node,
+    meanings,
     healthPath: chain.find((s) => s.health)?.health?.path ?? '/health',
     rules,
     unfiltered,

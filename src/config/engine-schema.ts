@@ -31,6 +31,7 @@ export const engineProfileSchema = z.strictObject({
     .array(z.strictObject({ reason: z.enum(crashReasons), causal: z.boolean(), pattern, terminal: z.boolean().optional(), specific: z.boolean().optional(), interrupt: z.boolean().optional(), request: z.boolean().optional() }))
     .optional(),
   foretell: z.array(z.strictObject({ reason: z.enum(crashReasons), pattern })).optional(),
+  meanings: z.array(z.strictObject({ reason: z.enum(crashReasons), pattern })).optional(),
   identity: z
     .strictObject(Object.fromEntries(identityFields.map((f) => [f, z.array(pattern).optional()])) as Record<IdentityField, z.ZodOptional<z.ZodArray<typeof pattern>>>)
     .optional(),

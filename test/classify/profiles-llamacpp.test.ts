@@ -180,7 +180,7 @@ describe('llamacpp profile: crash causes', () => {
     ['model_not_found', 'gguf_init_from_file_impl: failed to read magic'],
     ['unsupported_model', "llama_model_load: error loading model: error loading model vocabulary: unknown pre-tokenizer type: 'qwen35'"],
     ['kv_cache_insufficient', 'llama_kv_cache_init: failed to allocate buffer for kv cache'],
-    ['unknown', 'llama_model_load: error loading model: done_getting_tensors: wrong number of tensors; expected 292, got 291'],
+    ['unsupported_model', 'llama_model_load: error loading model: done_getting_tensors: wrong number of tensors; expected 292, got 291'],
   ])('reads %s from "%s"', (reason, cause) => {
     const m = run([...load.slice(0, 3), cause, 'llama_model_load_from_file_impl: failed to load model', 'main: exiting due to model loading error']);
     expect(m.snapshot().crash).toMatchObject({ reason, line: cause });
