@@ -183,8 +183,12 @@ export class LineClassifier {
    * undefined when none does. Pure, and it leaves the current verdict as it is.
    */
   meaningOf(raw: string, year: number): CrashReason | undefined {
-    const line = normalizeLine(raw, year, this.meaningView);
-    for (const m of this.profile.meanings) if (m.re.test(line.message)) return m.reason;
+    return this.meaning(normalizeLine(raw, year, this.meaningView).message);
+  }
+
+  /** The reason a normalised message's words name (see {@link meaningOf}). */
+  meaning(message: string): CrashReason | undefined {
+    for (const m of this.profile.meanings) if (m.re.test(message)) return m.reason;
     return undefined;
   }
 

@@ -146,6 +146,12 @@ interface Candidate {
   readonly logged?: boolean;
 }
 
+/** Whether a message begins with white space (a traceback's frame or source line under a logger's header). */
+function startsIndented(message: string): boolean {
+  const c = message.charCodeAt(0);
+  return c === 32 || c === 9;
+}
+
 const tracebackHeader = 'Traceback (most recent call last)';
 
 // A raised exception's own line ("ValueError: ...", "torch.OutOfMemoryError: ..."): a process died there.
@@ -194,6 +200,8 @@ export class PhaseMachine {
   /** What the current crash's root-cause line is: a specific cause, a bare exception, or only a consequence. */
   private crashRoot: 'causal' | 'generic' | 'consequential' = 'consequential';
   private candidates: Candidate[] = [];
+  /** The first error line of the phase that no rule judged but whose words name a reason (see `step`): never a crash by itself. */
+  private meantCause: Candidate | null = null;
   /** Whether a phase marker or counter came after the latest candidate: the load went on past it. */
   private answered = false;
   /**
@@ -526,6 +534,7 @@ export class PhaseMachine {
     if (v.recovery) {
       // "retrying without pipeline parallelism": the error lines above were handled.
       if (this.candidates.length > 0) this.candidates = [];
+      this.meantCause = null;
       this.reported = false;
       this.block = null;
     }
@@ -541,6 +550,7 @@ export class PhaseMachine {
       if (this.phase === 'down') this.newAttempt(line, at, events, this.ledger.opened('serving', at), 'ready');
       else if (this.phase === 'ready' && this.candidates.length > 0) {
         this.candidates = [];
+        this.meantCause = null;
         this.reported = false;
       }
       this.block = null;
@@ -590,6 +600,7 @@ export class PhaseMachine {
     // The interrupt's own message, logged over its traceback ("ERROR [engine.py:389] MQLLMEngine terminated"), is no error before it.
     if (v.crash?.interrupt === true && this.phase === 'ready' && this.candidates.every((c) => c.logged === true) && this.block?.fatal !== true) {
       this.candidates = [];
+      this.meantCause = null;
       return v.baseClass;
     }
     if (v.crash) {
@@ -617,6 +628,13 @@ export class PhaseMachine {
       return 'error';
     }
     let cls: LineClass = v.foretell !== undefined ? 'warning' : v.baseClass;
+    // An error line no rule judged whose words name a reason ("ERROR ... failed to allocate the KV cache"):
+    // the cause of a crash that shows no other, never one by itself. Indented lines under an error header
+    // are a traceback's source lines and frames.
+    if (this.meantCause === null && v.line.level === 'error' && this.phase !== 'crashed' && !v.exception && !startsIndented(v.line.message)) {
+      const meant = this.classifier.meaning(v.line.message);
+      if (meant !== undefined) this.meantCause = { reason: meant, line, at, specific: false };
+    }
     // One log record that is an exception's message and then its traceback under the same header (vLLM V0's engine
     // process logs `logger.exception(e)`: "ERROR [engine.py:448] 'X' object has no attribute 'y'", then "ERROR
     // [engine.py:448] Traceback (most recent call last):"): the message line is the exception's own line, the cause
@@ -719,6 +737,7 @@ export class PhaseMachine {
   private newAttempt(line: string, at: number | null, events: MachineEvent[], identity: AttemptIdentity, direct: Phase | null): void {
     // Errors read before the first marker of a capture belong to the attempt it opens.
     const carried = this.phase === 'down' ? this.candidates : [];
+    const carriedMeant = this.phase === 'down' ? this.meantCause : null;
     const previous = this.attempt === 0 ? null : { attempt: this.attempt, phase: this.phase, identity: this.ledger.previous };
     const carriedBlock = this.phase === 'down' ? this.block : null;
     const carriedAnswered = this.answered;
@@ -742,6 +761,7 @@ export class PhaseMachine {
     events.push({ type: 'attempt', attempt: this.attempt, at, line, identity, previous });
     if (direct !== null) this.enter(direct, line, at, events);
     this.candidates = carried;
+    this.meantCause = carriedMeant;
     this.answered = carriedAnswered;
     this.reported = carriedReported;
     this.block = carriedBlock;
@@ -754,6 +774,7 @@ export class PhaseMachine {
     this.phaseSince = at;
     // Errors before a phase that was still reached did not end the load.
     this.candidates = [];
+    this.meantCause = null;
     this.reported = false;
     if (this.stalled && at !== null) {
       this.stalled = false;
@@ -807,7 +828,9 @@ export class PhaseMachine {
       this.candidates.find((c) => c.detail === true && c.specific) ??
       this.candidates.find((c) => c.specific) ??
       this.candidates.find((c) => c.detail === true) ??
-      this.candidates[0];
+      this.candidates[0] ??
+      this.meantCause ??
+      undefined;
     // A capture that is only a crash (a pasted traceback) still is one attempt.
     if (this.phase === 'down') this.newAttempt(line, at, events, this.ledger.opened('crash', at), null);
     const reason = root === undefined ? (consequential?.reason ?? 'unknown') : this.meant(root.reason, root.specific, root.line);

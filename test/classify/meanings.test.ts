@@ -77,3 +77,28 @@ describe('in the phase machine', () => {
     expect(m.snapshot().crash?.reason).toBe('unknown');
   });
 });
+
+describe('an error line no rule judged, whose words name a reason', () => {
+  const connector = 'vllm/r7d-lmcache-vllm-v084-2025-05-v0-unsupported-connector-type-lmcacheconnectorv1-traceback-cut';
+  const fa2 = 'vllm/full-v0110-t4-embedding-fa2-error-line-eager-ready';
+
+  it('is the cause of a crash that shows no other line', () => {
+    // The corpus line, then the service manager's exit line (written here, systemd's wording).
+    const m = runLines('vllm', [...excerpt(connector, 1, 1), 'vllm.service: Main process exited, code=exited, status=1/FAILURE']);
+    expect(m.current).toBe('crashed');
+    expect(m.snapshot().crash).toMatchObject({ reason: 'config_error', line: excerpt(connector, 1, 1)[0] });
+  });
+
+  it('ends nothing by itself: the engine logged it and went on', () => {
+    const m = runLines('vllm', excerpt(fa2, 1, 18));
+    expect(m.current).not.toBe('crashed');
+  });
+
+  it('yields to an exception line that came after it', () => {
+    // Written here: a bare exception after the FA2 error line (the corpus's wording of vLLM errors).
+    const m = runLines('vllm', [...excerpt(fa2, 1, 16), '(EngineCore_DP0 pid=417364) ERROR 08-03 15:21:55 [core.py:700] RuntimeError: size mismatch, got input (512), mat (512x512), vec (0)']);
+    expect(m.current).toBe('crashed');
+    expect(m.snapshot().crash?.line).toContain('size mismatch');
+    expect(m.snapshot().crash?.reason).toBe('unknown');
+  });
+});
