@@ -146,6 +146,20 @@ interface Candidate {
   readonly logged?: boolean;
 }
 
+/**
+ * Whether `line` is the traceback header of the record whose message line had `header` before its message: the
+ * same engine header (from its level word on) right before "Traceback". A collector's prefix before it (a journal
+ * or container time stamp) may differ from line to line.
+ */
+function sameRecord(header: string, line: string): boolean {
+  const at = line.indexOf(tracebackHeader);
+  if (at <= 0) return false;
+  const own = line.slice(0, at);
+  if (own === header) return true;
+  const level = header.lastIndexOf('ERROR');
+  return level >= 0 && own.endsWith(header.slice(level)) && own.lastIndexOf('ERROR') === own.length - (header.length - level);
+}
+
 /** Whether a message begins with white space (a traceback's frame or source line under a logger's header). */
 function startsIndented(message: string): boolean {
   const c = message.charCodeAt(0);
@@ -639,7 +653,7 @@ export class PhaseMachine {
     // process logs `logger.exception(e)`: "ERROR [engine.py:448] 'X' object has no attribute 'y'", then "ERROR
     // [engine.py:448] Traceback (most recent call last):"): the message line is the exception's own line, the cause
     // where the traceback is cut before its end.
-    if (v.exception && logged !== null && this.phase !== 'crashed' && line.startsWith(logged.header) && line.startsWith(tracebackHeader, logged.header.length)) {
+    if (v.exception && logged !== null && this.phase !== 'crashed' && sameRecord(logged.header, line)) {
       addCandidate(this.candidates, { reason: 'unknown', line: logged.line, at: logged.at, specific: false, logged: true });
       this.answered = false;
       this.reported = true;

@@ -27,9 +27,11 @@ const ansiEscape = /\x1b\[[0-9;?]*[A-Za-z]/g;
 // Logs pasted into issue threads show escapes as `^[[0;36m` or, from rsyslog, as `#033[0;36m`.
 const pastedEscape = /(?:\^\[|#033)\[[0-9;]*m/g;
 // Sticky: each is tried at the current offset of the line.
-const isoStamp = /(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?(Z|[+-]\d\d:?\d\d)?\s+/y;
+// One blank after the stamp: a runtime's stamp (`docker logs -t`, kubectl's --timestamps) is glued to the line as the
+// process wrote it, and a traceback's indentation after it is the line's own.
+const isoStamp = /(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?(Z|[+-]\d\d:?\d\d)?[ \t]/y;
 // A docker timestamp whose left part a paste cut off ("17T07:25:20.920627955Z "): no date to read, still a header.
-const cutIsoStamp = /\d\dT\d\d:\d\d:\d\d(?:[.,]\d{1,9})?Z\s+/y;
+const cutIsoStamp = /\d\dT\d\d:\d\d:\d\d(?:[.,]\d{1,9})?Z[ \t]/y;
 const syslogStamp = /([A-Z][a-z]{2}) +(\d{1,2}) (\d\d):(\d\d):(\d\d)(?:\.\d+)? \S+ ([^\s[:]+)(?:\[\d+\])?: /y;
 // journalctl's short format under a non-English locale names the month in its own words (`авг 18`, `Okt 02`,
 // `févr. 14`): the header is the same; its month is not read.
@@ -339,6 +341,19 @@ export class LineView implements NormalizedLine {
 }
 
 /**
+ * After a time stamp and its blank: more blanks are padding when a header follows them (TGI pads its level,
+ * `Z  INFO`); otherwise they are the line's own indentation (a traceback's frames and source lines) and stay.
+ */
+function paddedHeader(text: string, p: number, end: number, year: number): number {
+  let q = p;
+  while (q < end && (text.charCodeAt(q) === 32 || text.charCodeAt(q) === 9)) q++;
+  if (q === p || q === end) return q;
+  const c = text.charCodeAt(q);
+  // Another stamp (a collector's over the runtime's, CloudWatch's over TGI's) is a header too.
+  return startsWithLevelWord(text, q) || (c >= 48 && c <= 57) || c === 124 /* | */ || c === 91 /* [ */ || c === 40 /* ( */ || vllmHeader(text, q, year) > 0 ? q : p;
+}
+
+/**
  * Normalises one physical line. `year` fills in timestamps that carry none (vLLM's `MM-DD`,
  * syslog's `Mon DD`). With `into`, the result is written there instead of a new object.
  */
@@ -422,6 +437,7 @@ export function normalizeLine(raw: string, year: number, into?: LineView): Norma
       if ((m = stickyAt(isoStamp, text, p))) {
         at = Date.UTC(num(m[1]), num(m[2]) - 1, num(m[3]), num(m[4]), num(m[5]), num(m[6]), fraction(m[7]));
         p += m[0].length;
+        p = paddedHeader(text, p, end, year);
         if (text.charCodeAt(p) === 115 /* s */ && (m = stickyAt(criStream, text, p))) {
           // The engine's own header follows the runtime's: peel it on the next turn.
           p += m[0].length;
@@ -443,7 +459,7 @@ export function normalizeLine(raw: string, year: number, into?: LineView): Norma
         continue;
       }
       if (text.charCodeAt(p + 2) === 84 /* T */ && (m = stickyAt(cutIsoStamp, text, p))) {
-        p += m[0].length;
+        p = paddedHeader(text, p + m[0].length, end, year);
         continue;
       }
       if ((m = stickyAt(llamaStamp, text, p))) {

@@ -120,4 +120,28 @@ describe('normalizeLine', () => {
     const cpp = '[rank7]:[W1217 01:28:11.167051571 compiler_depend.ts:83] Warning: [Check][offset] Check input storage_offset[%ld] = 0 failed, result is untrustworthy128 (function operator())';
     expect(norm(cpp).message).toBe(cpp);
   });
+
+  it("keeps a traceback's indentation after a runtime's time stamp (docker logs -t, kubectl --timestamps)", () => {
+    // tgi/tgi-gaudi-2.0.6-2024-06-docker-t-stamps-device-acquire-failed-shard-cannot-start: one blank after the
+    // stamp, then the line as the shard wrote it.
+    expect(norm('2024-06-05T01:56:48.959581881Z   File "/usr/local/lib/python3.10/dist-packages/torch/nn/modules/module.py", line 833, in _apply').message).toBe(
+      '  File "/usr/local/lib/python3.10/dist-packages/torch/nn/modules/module.py", line 833, in _apply',
+    );
+    expect(norm('2024-06-05T01:56:48.959599622Z RuntimeError: synStatus=9 [Device-type mismatch] Device acquire failed.').message).toBe(
+      'RuntimeError: synStatus=9 [Device-type mismatch] Device acquire failed.',
+    );
+    // The same file: TGI pads its level after its own stamp ("Z  INFO"), a header, not indentation.
+    expect(norm('2024-06-05T01:56:49.053373989Z 2024-06-05T01:56:49.053279Z  INFO text_generation_launcher: Shutting down shards')).toMatchObject({
+      message: 'Shutting down shards',
+      level: 'info',
+    });
+  });
+
+  it("peels a collector's stamp padded before the runtime's (CloudWatch over TGI)", () => {
+    // tgi/tgi-2.0-2024-04-cloudwatch-033-ansi-markdown-links-connected, its ANSI codes left out here.
+    expect(norm('2024-04-18T18:45:31.064-04:00   2024-04-18T22:45:31.006845Z  INFO text_generation_router: router/src/main.rs:329: Connected')).toMatchObject({
+      message: 'Connected',
+      level: 'info',
+    });
+  });
 });
