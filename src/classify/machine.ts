@@ -216,6 +216,8 @@ export class PhaseMachine {
   private candidates: Candidate[] = [];
   /** The first error line of the phase that no rule judged but whose words name a reason (see `step`): never a crash by itself. */
   private meantCause: Candidate | null = null;
+  /** The indentation every line of the capture has had so far (see `unindented`); -1 before the first non-blank line. */
+  private pasteIndent = -1;
   /** Whether a phase marker or counter came after the latest candidate: the load went on past it. */
   private answered = false;
   /**
@@ -307,6 +309,27 @@ export class PhaseMachine {
     return this.crash;
   }
 
+  /**
+   * A capture pasted as an indented block (Markdown's four-space code block, a paste inside a list item)
+   * indents every line alike: that indentation, once the first non-blank line showed it, is not the lines'
+   * own and is left out of what the classifier reads (the lines themselves stay as they are). A line with
+   * less of it lowers the guess; one with under two blanks ends it for good.
+   */
+  private unindented(raw: string): string {
+    let n = 0;
+    while (n < raw.length && raw.charCodeAt(n) === 32) n++;
+    if (n === raw.length) return raw;
+    if (this.pasteIndent === -1) {
+      this.pasteIndent = n >= 2 ? n : 0;
+      return n >= 2 ? raw.slice(n) : raw;
+    }
+    if (n >= this.pasteIndent) return raw.slice(this.pasteIndent);
+    // Less of it: the first lines were more indented than the paste (a traceback's frames); a line with
+    // almost none shows there was no paste indentation at all.
+    this.pasteIndent = n >= 2 ? n : 0;
+    return raw.slice(this.pasteIndent);
+  }
+
   /** Whether causal error lines that nothing answered yet are held (the cause of a crash to come). */
   get holdsCause(): boolean {
     return this.candidates.length > 0 && this.phase !== 'crashed';
@@ -331,7 +354,7 @@ export class PhaseMachine {
    */
   observeLine(raw: string, at?: number, invocation?: string): readonly MachineEvent[] {
     const year = this.year ?? new Date(at ?? Date.now()).getUTCFullYear();
-    const verdict = this.classifier.classify(raw, year);
+    const verdict = this.classifier.classify(this.pasteIndent > 0 || this.pasteIndent === -1 ? this.unindented(raw) : raw, year);
     this.ownTime = verdict.line.at;
     const when = at ?? verdict.line.at ?? (this.elapsedClock ? verdict.line.elapsed : undefined);
     if (when !== undefined && this.year === undefined) this.year = new Date(when).getUTCFullYear();

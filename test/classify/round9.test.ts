@@ -39,3 +39,23 @@ describe('a capture behind a collector prefix reads as it does bare', () => {
     expect(m.snapshot().crash?.line).toContain('AssertionError: 16 is not divisible by 6');
   });
 });
+
+describe('a capture pasted as an indented block reads as it does bare', () => {
+  // Markdown's four-space code block (and a paste inside a list item) indents every line alike.
+  const indented = (lines: readonly string[]): string[] => lines.map((l) => `    ${l}`);
+
+  it.each([
+    ['llamacpp', 'llamacpp/llamacpp-2023-05-docker-full-main-unknown-argument-usage', 'config_error', 'error: unknown argument: a'],
+    // Its first lines are a traceback's frames, more indented than the lines after them.
+    ['vllm', 'vllm/v071-2025-02-unsloth-bnb-bare-assertionerror', 'unknown', 'AssertionError'],
+  ])('%s: %s', (engine, log, reason, cause) => {
+    const m = runLines(engine, indented(excerpt(log)));
+    expect(m.current).toBe('crashed');
+    expect(m.snapshot().crash).toMatchObject({ reason, line: `    ${cause}` });
+  });
+
+  it("a traceback's own indentation is kept: its source lines are not read as the errors they raise", () => {
+    const m = runLines('vllm', indented(excerpt('vllm/v072-2025-04-serving-then-sigterm-mqllmengine-terminated-keyboardinterrupt-shutdown')));
+    expect(m.current).toBe('ready');
+  });
+});
