@@ -317,16 +317,18 @@ export class PhaseMachine {
    */
   private unindented(raw: string): string {
     let n = 0;
-    while (n < raw.length && raw.charCodeAt(n) === 32) n++;
+    while (n < raw.length && (raw.charCodeAt(n) === 32 || raw.charCodeAt(n) === 9)) n++;
     if (n === raw.length) return raw;
+    // A tab is an indentation of its own; spaces count from two.
+    const indented = n >= 2 || (n === 1 && raw.charCodeAt(0) === 9);
     if (this.pasteIndent === -1) {
-      this.pasteIndent = n >= 2 ? n : 0;
-      return n >= 2 ? raw.slice(n) : raw;
+      this.pasteIndent = indented ? n : 0;
+      return indented ? raw.slice(n) : raw;
     }
     if (n >= this.pasteIndent) return raw.slice(this.pasteIndent);
     // Less of it: the first lines were more indented than the paste (a traceback's frames); a line with
     // almost none shows there was no paste indentation at all.
-    this.pasteIndent = n >= 2 ? n : 0;
+    this.pasteIndent = indented ? n : 0;
     return raw.slice(this.pasteIndent);
   }
 

@@ -61,6 +61,12 @@ const wrapperLevel = /\[(Trace|Debug|Info|Warn|Warning|Error|Critical|Fatal)\] (
 const llamaStamp = /(\d+)\.(\d\d)\.(\d{3})\.(\d{3}) ([IWEDT]) /y;
 // llama-server in router mode echoes a child's lines behind the child's port: `[49919] 0.00.403.369 I ...`.
 const routerChildPrefix = /\[\d{2,5}\] /y;
+// `kubectl logs --prefix`: the pod (or another kind's object) and the container, `[pod/vllm-0/vllm] `.
+const kubectlPrefix = /\[(?:pod|deployment|statefulset|job|daemonset|replicaset)\/[\w.-]+\/[\w.-]+\] /y;
+// journalctl -o short-iso and short-iso-precise: after the ISO stamp, the host and the identifier with its pid.
+const journalIdent = /[\w.-]+ ([^\s[:]+)\[\d+\]: /y;
+// A bare `Mon DD HH:MM:SS ` stamp with no host after it (moreutils' `ts`, a script's `date` echo).
+const monthStamp = /([A-Z][a-z]{2}) +(\d{1,2}) (\d\d):(\d\d):(\d\d)(?:\.\d+)? /y;
 const rayRepeat = / \[repeated \d+x across cluster\]\s*$/;
 const months = 'JanFebMarAprMayJunJulAugSepOctNovDec';
 const levelWords = new Set(['TRACE', 'DEBUG', 'INFO', 'WARN', 'WARNING', 'ERROR', 'CRITICAL', 'FATAL']);
@@ -423,6 +429,10 @@ export function normalizeLine(raw: string, year: number, into?: LineView): Norma
         p += m[0].length;
         continue;
       }
+      if (text.charCodeAt(p + 1) >= 97 && (m = stickyAt(kubectlPrefix, text, p))) {
+        p += m[0].length;
+        continue;
+      }
       if (isDigit(text, p + 1) && (m = stickyAt(routerChildPrefix, text, p))) {
         p += m[0].length;
         continue;
@@ -456,6 +466,10 @@ export function normalizeLine(raw: string, year: number, into?: LineView): Norma
           p += t[0].length;
           break;
         }
+        if (origin === undefined && (m = stickyAt(journalIdent, text, p))) {
+          origin = m[1];
+          p += m[0].length;
+        }
         continue;
       }
       if (text.charCodeAt(p + 2) === 84 /* T */ && (m = stickyAt(cutIsoStamp, text, p))) {
@@ -482,6 +496,14 @@ export function normalizeLine(raw: string, year: number, into?: LineView): Norma
         origin = m[6];
         p += m[0].length;
         continue;
+      }
+      if (at === undefined && text.charCodeAt(p + 3) === 32 && (m = stickyAt(monthStamp, text, p))) {
+        const month = months.indexOf(m[1] ?? '') / 3;
+        if (month >= 0) {
+          at = Date.UTC(year, month, num(m[2]), num(m[3]), num(m[4]), num(m[5]));
+          p += m[0].length;
+          continue;
+        }
       }
       if (level === undefined && startsWithLevelWord(text, p)) {
         m = stickyAt(uvicornLevel, text, p) ?? stickyAt(tgiLevel, text, p) ?? stickyAt(bracketLevel, text, p);

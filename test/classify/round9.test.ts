@@ -59,3 +59,35 @@ describe('a capture pasted as an indented block reads as it does bare', () => {
     expect(m.current).toBe('ready');
   });
 });
+
+describe("one capture, under each collector's prefix, has the outcome it has bare", () => {
+  const stamp = (i: number): string => `10:${String(Math.floor(i / 60) % 60).padStart(2, '0')}:${String(i % 60).padStart(2, '0')}`;
+  const wrappers: readonly (readonly [string, (l: string, i: number) => string])[] = [
+    ['docker logs -t', (l, i) => `2025-06-01T${stamp(i)}.123456789Z ${l}`],
+    ['journalctl (short)', (l, i) => `Jun 01 ${stamp(i)} gpu-box-1 vllm[2817]: ${l}`],
+    ['journalctl -o short-iso', (l, i) => `2025-06-01T${stamp(i)}+0000 gpu-box-1 vllm[2817]: ${l}`],
+    ['journalctl -o short-precise', (l, i) => `Jun 01 ${stamp(i)}.123456 gpu-box-1 vllm[2817]: ${l}`],
+    ['kubectl logs --prefix', (l) => `[pod/vllm-7d9f8c-x2x/vllm] ${l}`],
+    ['a four-space code block', (l) => `    ${l}`],
+    ['a tab-indented paste', (l) => `\t${l}`],
+  ];
+  const logs: readonly (readonly [string, string])[] = [
+    ['vllm', 'vllm/r7d-kubeai-vllm-v083-2025-05-v0-columnparallellinear-no-attribute-input-scale-traceback'],
+    ['vllm', 'vllm/v072-2025-04-serving-then-sigterm-mqllmengine-terminated-keyboardinterrupt-shutdown'],
+    ['sglang', 'sglang/gpustack-sglang-2026-03-ascend-qwen35-tp6-ensure-divisibility-16-not-divisible-by-6'],
+    ['llamacpp', 'llamacpp/llamacpp-2025-02-one-line-unknown-argument-hf'],
+    ['tgi', 'tgi/tgi-gaudi-2.0.6-2024-06-docker-t-stamps-device-acquire-failed-shard-cannot-start'],
+  ];
+  const outcome = (engine: string, lines: readonly string[]) => {
+    const m = runLines(engine, lines);
+    const crash = m.snapshot().crash;
+    return { phases: m.history().map((p) => p.phase), reason: crash?.reason ?? null, line: crash === null ? null : lines.indexOf(crash.line) };
+  };
+  describe.each(wrappers)('%s', (_name, wrap) => {
+    it.each(logs)('%s: %s', (engine, log) => {
+      const lines = excerpt(log);
+      expect(outcome(engine, lines.map(wrap))).toEqual(outcome(engine, lines));
+    });
+  });
+});
+
