@@ -40,6 +40,19 @@ function init(r: Captured): RequestInit {
   return { method: r.method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
 }
 
+/**
+ * fetch, sent again once when the server closed a kept-alive connection as the request went out (undici's
+ * `other side closed`: llama-server's idle timeout on a loaded machine). Its answers are not retried.
+ */
+async function fetchAgain(url: string, options: RequestInit): Promise<Response> {
+  try {
+    return await fetch(url, options);
+  } catch (err) {
+    if ((err as { cause?: { code?: unknown } }).cause?.code !== 'UND_ERR_SOCKET') throw err;
+    return fetch(url, options);
+  }
+}
+
 function captured(server: string, method: string, path: string, pick: (r: Captured) => boolean = () => true): Captured {
   const s = capture.servers.find((x) => x.name === server);
   const r = s?.responses.find((x) => x.method === method && x.path === path && pick(x));
@@ -262,7 +275,7 @@ describeRealLlamaServer('the capture against the live llama-server', () => {
     servers.push(s);
     const entry = capture.servers.find((x) => x.name === name);
     for (const r of entry?.responses ?? []) {
-      const res = await fetch(`${s.url}${r.path}`, init(r));
+      const res = await fetchAgain(`${s.url}${r.path}`, init(r));
       const body = await res.text();
       const what = `${r.method} ${r.path} ${JSON.stringify(r.request).slice(0, 80)}`;
       expect(res.status, what).toBe(r.status);
