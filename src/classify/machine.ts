@@ -144,6 +144,8 @@ interface Candidate {
   readonly warning?: boolean;
   /** An error-level line that no rule judged, read as a cause only because a traceback of its record followed it. */
   readonly logged?: boolean;
+  /** A raised exception's own line ("RuntimeError: ..."): the process's own statement of what ended it. */
+  readonly raised?: boolean;
 }
 
 /**
@@ -167,6 +169,12 @@ function startsIndented(message: string): boolean {
 }
 
 const tracebackHeader = 'Traceback (most recent call last)';
+
+// A line without a level that says something failed (llama.cpp's "main: couldn't bind HTTP server socket", argparse's
+// "error: unrecognized arguments"): read like an error line for its meaning.
+// A line that calls itself a warning behind a header the normaliser does not know ("LMCache WARNING: Failed to ...").
+const warningWord = /\b(?:WARN|WARNING|[Ww]arning)\b/;
+const failureWord = /\b(?:[Ee]rror|ERROR|[Ff]ailed|FAILED|[Ff]atal|FATAL|[Cc]annot|[Cc]ouldn't|[Cc]ould not|[Uu]nable to)\b/;
 
 // A raised exception's own line ("ValueError: ...", "torch.OutOfMemoryError: ..."): a process died there.
 const raisedException = /^(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Exit)\b/;
@@ -214,8 +222,15 @@ export class PhaseMachine {
   /** What the current crash's root-cause line is: a specific cause, a bare exception, or only a consequence. */
   private crashRoot: 'causal' | 'generic' | 'consequential' = 'consequential';
   private candidates: Candidate[] = [];
-  /** The first error line of the phase that no rule judged but whose words name a reason (see `step`): never a crash by itself. */
+  /**
+   * The first error line of the phase that no rule judged but whose words name a reason (see `apply`): the cause of a
+   * crash that shows no better line; it ends a load by itself only as a capture's last word (see `finish`).
+   */
   private meantCause: Candidate | null = null;
+  /** Whether a phase marker or counter came after `meantCause`: the load went on past that error line. */
+  private meantAnswered = false;
+  /** How many candidates came before `meantCause`: its place among them. */
+  private meantAfter = 0;
   /** The indentation every line of the capture has had so far (see `unindented`); -1 before the first non-blank line. */
   private pasteIndent = -1;
   /** Whether a phase marker or counter came after the latest candidate: the load went on past it. */
@@ -426,6 +441,9 @@ export class PhaseMachine {
       if (this.candidates.length > 0 && (!this.answered || this.reported)) this.enterCrash(this.candidates[this.candidates.length - 1]?.line ?? '', this.clock, events, undefined);
       // A traceback a warning carried (a logger's exc_info), with no error line of its own, ended nothing.
       else if (block !== null && !(block.warned === true && !block.fatal && this.candidates.length === 0)) this.enterCrash(block.line, block.at, events, block.reason === undefined ? undefined : { reason: block.reason }, this.candidates.length > 0 ? undefined : causeNotInCapture);
+      // An error line whose words name a failure, with nothing after it that shows progress, is the capture's last
+      // word on the load: the process printed its cause and exited ("main: couldn't bind HTTP server socket").
+      else if (block === null && this.candidates.length === 0 && this.meantCause !== null && !this.meantAnswered) this.enterCrash(this.meantCause.line, this.meantCause.at, events, undefined);
     } else if (this.phase === 'ready' && block?.fatal === true) {
       this.enterCrash(block.line, block.at, events, undefined, this.candidates.length > 0 ? undefined : causeNotInCapture);
     }
@@ -550,6 +568,8 @@ export class PhaseMachine {
     if (decision.kind === 'new') {
       this.newAttempt(line, at, events, decision.identity, 'starting');
       this.progress(at, events);
+      // A process started after the error line: it did not end the capture.
+      this.meantAnswered = true;
       if (v.restart || v.relaunch) return 'phase';
     }
     const afterWarning = this.warned;
@@ -651,7 +671,7 @@ export class PhaseMachine {
       if (v.crash.causal) {
         // The exception's own line, once its traceback shows it, says what its logged message said: it is the line.
         if (this.candidates[0]?.logged === true && raisedException.test(v.line.message)) this.candidates = this.candidates.filter((c) => c.logged !== true);
-        addCandidate(this.candidates, { reason: v.crash.reason, line, at, specific: v.crash.specific, warning: v.line.level === 'warning' });
+        addCandidate(this.candidates, { reason: v.crash.reason, line, at, specific: v.crash.specific, warning: v.line.level === 'warning', raised: raisedException.test(v.line.message) });
         this.answered = false;
         if (!this.reported && (this.block?.traceback === true || raisedException.test(v.line.message))) this.reported = true;
         if (v.crash.terminal) this.enterCrash(line, at, events, undefined);
@@ -668,11 +688,15 @@ export class PhaseMachine {
     }
     let cls: LineClass = v.foretell !== undefined ? 'warning' : v.baseClass;
     // An error line no rule judged whose words name a reason ("ERROR ... failed to allocate the KV cache"):
-    // the cause of a crash that shows no other, never one by itself. Indented lines under an error header
-    // are a traceback's source lines and frames.
-    if (this.meantCause === null && v.line.level === 'error' && this.phase !== 'crashed' && !v.exception && !startsIndented(v.line.message)) {
+    // the cause of a crash that shows no better line; live, never a crash by itself. Indented lines under an
+    // error header are a traceback's source lines and frames.
+    if (this.meantCause === null && this.phase !== 'crashed' && !v.exception && !startsIndented(v.line.message) && (v.line.level === 'error' || (v.line.level === undefined && failureWord.test(v.line.message) && !warningWord.test(v.line.message)))) {
       const meant = this.classifier.meaning(v.line.message);
-      if (meant !== undefined) this.meantCause = { reason: meant, line, at, specific: false };
+      if (meant !== undefined) {
+        this.meantCause = { reason: meant, line, at, specific: false };
+        this.meantAnswered = false;
+        this.meantAfter = this.candidates.length;
+      }
     }
     // One log record that is an exception's message and then its traceback under the same header (vLLM V0's engine
     // process logs `logger.exception(e)`: "ERROR [engine.py:448] 'X' object has no attribute 'y'", then "ERROR
@@ -692,6 +716,7 @@ export class PhaseMachine {
     else if (v.phase !== undefined || v.counter !== undefined) {
       this.block = null;
       this.answered = true;
+      this.meantAnswered = true;
     }
     const before = this.phase;
     if (v.phase !== undefined && this.phase !== 'crashed' && this.phase !== 'down') {
@@ -855,6 +880,26 @@ export class PhaseMachine {
     events.push({ type: 'crash', crash, attempt: this.attempt, revised: true });
   }
 
+  /**
+   * Among lines no rule gave a specific cause, the first whose words name one (a chain of llama.cpp errors:
+   * "cudaMalloc failed: out of memory" before "error loading model: ..."); a line the engine logged as a warning
+   * and went on from is not one. The error line no rule judged counts in its place when nothing showed progress
+   * after it and no raised exception followed it: an exception the process raised after an error line it logged
+   * ("ERROR ... Cannot use FA version 2 ...", then "RuntimeError: ...") is its own account of what ended it.
+   */
+  private named(): Candidate | undefined {
+    const meant = this.meantCause;
+    const from = Math.min(this.meantAfter, this.candidates.length);
+    const meantCounts = meant !== null && !this.meantAnswered && !this.candidates.slice(from).some((c) => c.raised === true);
+    for (let i = 0; i <= this.candidates.length; i++) {
+      if (meantCounts && i === from) return meant;
+      const c = this.candidates[i];
+      if (c === undefined || c.warning === true) continue;
+      if (this.classifier.meaningOf(c.line, this.year ?? new Date(this.clock ?? Date.now()).getUTCFullYear()) !== undefined) return c;
+    }
+    return undefined;
+  }
+
   private enterCrash(
     line: string,
     at: number | null,
@@ -867,12 +912,17 @@ export class PhaseMachine {
       this.candidates.find((c) => c.detail === true && c.specific) ??
       this.candidates.find((c) => c.specific) ??
       this.candidates.find((c) => c.detail === true) ??
+      this.named() ??
       this.candidates[0] ??
       this.meantCause ??
       undefined;
     // A capture that is only a crash (a pasted traceback) still is one attempt.
     if (this.phase === 'down') this.newAttempt(line, at, events, this.ledger.opened('crash', at), null);
-    const reason = root === undefined ? (consequential?.reason ?? 'unknown') : this.meant(root.reason, root.specific, root.line);
+    // A consequence that is the only line of its crash (its cause not in the capture) names no reason of its own
+    // when it is generic: its words may ("Worker failed with error 'CUDA error: an illegal memory access ...'").
+    // A crash whose cause is not in the capture keeps `unknown`, whatever the line it is reported at says.
+    const alone = consequential?.reason ?? 'unknown';
+    const reason = root !== undefined ? this.meant(root.reason, root.specific, root.line) : unseenHint === undefined ? this.meant(alone, false, line) : alone;
     const hint = root === undefined && unseenHint !== undefined ? unseenHint : remediation[reason];
     const crash: CrashInfo = { reason, line: root?.line ?? line, at: root?.at ?? at, hint };
     this.crash = crash;

@@ -1,20 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { LineClassifier } from '../../src/classify/classifier.js';
 import { profileOf, runLines } from '../support/engine.js';
-import { excerpt, goldenFixtures } from '../support/fixtures.js';
+import { causeLine, excerpt } from '../support/fixtures.js';
 
 // The meaning rules (config/engines/common.yaml, `meanings`): the reason a bare exception line's words name when
 // it is a crash's root cause. Each line here is a corpus log's own root-cause line (the `crash.line` of its
 // expectation, copied verbatim from the public thread or file its header names), unless a test says otherwise.
-
-const fixtures = new Map(goldenFixtures().map((f) => [`${f.engine}/${f.slug}`, f]));
-
-/** The verbatim root-cause line of a tuning log's expectation. */
-function causeLine(log: string): string {
-  const line = fixtures.get(log)?.expect.crash?.line;
-  if (line === undefined || line === null) throw new Error(`${log} has no root-cause line`);
-  return line;
-}
 
 describe("a root-cause line's words name its reason", () => {
   const classifier = new LineClassifier(profileOf('vllm'));

@@ -71,3 +71,12 @@ export function excerpt(log: string, from = 1, to = Number.MAX_SAFE_INTEGER): st
   if (lines[lines.length - 1] === '') lines.pop();
   return lines.slice(from - 1, to);
 }
+
+/** The verbatim root-cause line of a tuning log's expectation (`log` = `<engine>/<slug>`); throws when it has none. */
+export function causeLine(log: string): string {
+  const [engine, slug] = log.split('/');
+  const path = join(logsDir, engine ?? '', `${slug ?? ''}.expect.json`);
+  const line = (JSON.parse(readFileSync(path, 'utf8')) as Expectation).crash?.line;
+  if (line === undefined || line === null) throw new Error(`${log} has no root-cause line`);
+  return line;
+}
