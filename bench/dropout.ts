@@ -1,5 +1,5 @@
 /**
- * `npm run dropout [-- --markers R] [-- --causes R] [-- --seeds 1,2,3] [-- --json]`: how far the classifier carries
+ * `npm run dropout [-- --markers R] [-- --causes R] [-- --seeds 1,2,3] [-- --json] [-- --confusion]`: how far the classifier carries
  * where its engine profiles have no words for a line. Each seed removes a share R of every engine profile's own
  * markers (phases, progress, serving, listening, restarts: `--markers`) and of the causal crash rules that name a
  * reason (every profile's, common.yaml's too: `--causes`), at random but the same for a seed, then replays the
@@ -7,7 +7,7 @@
  * alone: the exception, stop, recovery and benign rules, the generic causes and the meanings. The rules were
  * written on these logs, so the full score says little about logs of unknown builds; the score with words removed
  * says how much of it the shapes and meanings alone recover, which is what a log of an unknown fork needs. The
- * sealed part is never read.
+ * sealed part is never read. `--confusion` adds, per seed, how often each expected final phase became which.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,6 +25,7 @@ const { values } = parseArgs({
     causes: { type: 'string', default: '0.6' },
     seeds: { type: 'string', default: '1,2,3' },
     json: { type: 'boolean', default: false },
+    confusion: { type: 'boolean', default: false },
   },
 });
 const markerRate = Number(values.markers);
@@ -70,23 +71,32 @@ function profilesWithout(seed: number): string {
 
 const fixtures = goldenFixtures().filter((f) => !f.slug.startsWith('synthetic-'));
 
-async function scoreWith(dir: string | undefined): Promise<PartScore> {
+const confusions: string[] = [];
+
+async function scoreWith(dir: string | undefined, label: string): Promise<PartScore> {
   const catalog = dir === undefined ? loadEngineCatalog() : loadEngineCatalog([], dir);
   const scores = [];
+  const confused = new Map<string, number>();
   for (const f of fixtures) {
     const report = await replayFile(catalog.compile(f.engine), f.log, f.expect.role === undefined ? {} : { role: f.expect.role });
-    scores.push(scoreLog(f.expect, replayOutcome(report)));
+    const outcome = replayOutcome(report);
+    if (outcome.finalPhase !== f.expect.finalPhase) confused.set(`${f.expect.finalPhase} > ${outcome.finalPhase}`, (confused.get(`${f.expect.finalPhase} > ${outcome.finalPhase}`) ?? 0) + 1);
+    scores.push(scoreLog(f.expect, outcome));
   }
+  const counts = [...confused].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${n} ${k}`);
+  confusions.push(`${label}: ${counts.length === 0 ? 'none' : counts.join(', ')}`);
   return summarize(scores);
 }
 
-const rows: { scorer: string; part: string; score: PartScore }[] = [{ scorer: 'every rule', part: 'tuning', score: await scoreWith(undefined) }];
+const rows: { scorer: string; part: string; score: PartScore }[] = [{ scorer: 'every rule', part: 'tuning', score: await scoreWith(undefined, 'every rule') }];
 for (const seed of seeds) {
   const dir = profilesWithout(seed);
   try {
-    rows.push({ scorer: `seed ${seed}: markers -${markerRate}, causes -${causeRate}`, part: 'tuning', score: await scoreWith(dir) });
+    const scorer = `seed ${seed}: markers -${markerRate}, causes -${causeRate}`;
+    rows.push({ scorer, part: 'tuning', score: await scoreWith(dir, scorer) });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 process.stdout.write(values.json ? `${JSON.stringify(rows)}\n` : renderScores(rows));
+if (values.confusion && !values.json) process.stdout.write(`final phase expected > replayed, where they differ:\n${confusions.map((c) => `  ${c}\n`).join('')}`);

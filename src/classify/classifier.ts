@@ -73,7 +73,14 @@ export interface BenignMatch {
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
+const hedge = /\b(?:[Dd]isabl\w*|[Ss]kip\w*|not|no|No|[Nn]ever|will|may|might|can|could|if|If|should|[Cc]onsider|[Ff]ail\w*|[Ee]rror|[Ww]arn\w*|[Ff]allback|[Oo]verrid\w*|[Rr]equired|[Rr]egister\w*)\b/;
 const tracebackStart = 'Traceback (most recent call last)';
+
+/** Whether a message begins with a blank (a traceback's quoted source, a continuation line). */
+function startsBlank(message: string): boolean {
+  const c = message.charCodeAt(0);
+  return c === 32 || c === 9;
+}
 
 function isQuotedSource(message: string): boolean {
   if (message.charCodeAt(0) !== 32) return isNumberedSource(message);
@@ -235,6 +242,8 @@ export class LineClassifier {
     let workerReady = false;
     let listening = false;
     let httpUp = false;
+    // Where the guess rules begin among the rules worth running: they are the last kind, run only for a line no other rule judged.
+    let guesses = -1;
     for (let k = 0; k < n; k++) {
       const rule = rules[found[k] ?? -1];
       if (rule === undefined) continue;
@@ -303,7 +312,19 @@ export class LineClassifier {
         case 'http_up':
           if (!httpUp && (rule.exact === undefined ? rule.re.test(line.message) : this.exactMatch(rule, rule.exact))) httpUp = true;
           break;
+        case 'guess':
+          if (guesses < 0) guesses = k;
+          break;
       }
+    }
+    if (guesses >= 0 && phase === undefined && counter === undefined && benign === undefined && consequential === undefined && causal === undefined
+      && !serving && !restart && !relaunch && !stop && !detail && !recovery && !exception && !waiting && !workerReady && !listening && !httpUp && foretell === undefined
+      && line.level !== 'warning' && line.level !== 'error' && !startsBlank(line.message)) {
+      const guess = this.guess(found, guesses, n);
+      // Any component may say it listens (a transfer engine's RPC port, a launcher's own server): a guessed
+      // readiness counts as the engine's only once its load reached the warmup, as a listening line does.
+      if (guess === 'ready') listening = true;
+      else if (guess !== undefined) phase = guess;
     }
     // A marker quoted as source by a traceback (the logger call that prints it) is part of the report.
     if (phase !== undefined && counter === undefined && isNumberedSource(line.message)) {
@@ -342,6 +363,25 @@ export class LineClassifier {
     v.httpUp = httpUp;
     v.baseClass = baseClassOf(line);
     return v;
+  }
+
+  /**
+   * The phase the first matching guess rule among `found[from..n)` names, for a line no other rule judged; a line that
+   * hedges ("Cudagraph is disabled", "will", "if") names a phase without entering it, except an arguments dump or a
+   * start line, which may say anything.
+   */
+  private guess(found: Int32Array | number[], from: number, n: number): MarkerPhase | undefined {
+    const message = this.view.message;
+    let hedged: boolean | undefined;
+    for (let k = from; k < n; k++) {
+      const rule = this.profile.rules[found[k] ?? -1];
+      if (rule?.kind !== 'guess' || rule.phase === undefined) continue;
+      if (!(rule.exact === undefined ? rule.re.test(message) : this.exactMatch(rule, rule.exact))) continue;
+      if (rule.phase === 'starting') return rule.phase;
+      hedged ??= hedge.test(message);
+      if (!hedged) return rule.phase;
+    }
+    return undefined;
   }
 
   /**

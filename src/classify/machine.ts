@@ -690,7 +690,7 @@ export class PhaseMachine {
     // An error line no rule judged whose words name a reason ("ERROR ... failed to allocate the KV cache"):
     // the cause of a crash that shows no better line; live, never a crash by itself. Indented lines under an
     // error header are a traceback's source lines and frames.
-    if (this.meantCause === null && this.phase !== 'crashed' && !v.exception && !startsIndented(v.line.message) && (v.line.level === 'error' || (v.line.level === undefined && failureWord.test(v.line.message) && !warningWord.test(v.line.message)))) {
+    if (this.meantCause === null && this.phase !== 'crashed' && !v.exception && !startsIndented(v.line.message) && (v.line.level === 'error' || (v.line.level === undefined && v.counter === undefined && !v.serving && v.benign === undefined && failureWord.test(v.line.message) && !warningWord.test(v.line.message)))) {
       const meant = this.classifier.meaning(v.line.message);
       if (meant !== undefined) {
         this.meantCause = { reason: meant, line, at, specific: false };

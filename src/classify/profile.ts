@@ -29,6 +29,11 @@ export interface EngineProfileSpec {
   /** Lines that announce a phase. */
   readonly phases?: { readonly [P in MarkerPhase]?: readonly string[] | undefined } | undefined;
   /**
+   * Words that name a phase in any engine's wording ("Loading weights", "Capturing CUDA graphs"), for the lines of a
+   * build or fork the profile has no marker for: a line announces its guessed phase only when no other rule judged it.
+   */
+  readonly guesses?: { readonly [P in MarkerPhase]?: readonly string[] | undefined } | undefined;
+  /**
    * Lines that only a server already serving requests prints (throughput, batch and request lines): a
    * capture that starts with them is `ready`, but during a load they are the engine's own warmup
    * requests and move nothing.
@@ -180,7 +185,7 @@ export interface Meaning {
 }
 
 /** Every kind of compiled rule, in evaluation priority order. */
-export const ruleKinds = ['benign', 'consequential', 'causal', 'generic', 'foretell', 'restart', 'relaunch', 'phase', 'progress', 'version', 'serving', 'recovery', 'exception', 'stop', 'detail', 'waiting', 'worker_ready', 'listening', 'http_up'] as const;
+export const ruleKinds = ['benign', 'consequential', 'causal', 'generic', 'foretell', 'restart', 'relaunch', 'phase', 'progress', 'version', 'serving', 'recovery', 'exception', 'stop', 'detail', 'waiting', 'worker_ready', 'listening', 'http_up', 'guess'] as const;
 
 /** The kind of one compiled rule. */
 export type RuleKind = (typeof ruleKinds)[number];
@@ -300,6 +305,11 @@ export function compileProfile(
     for (const phase of [...markerPhases].reverse()) {
       s.phases?.[phase]?.forEach((p, i) =>
         drafts.push({ ...base, kind: 'phase', name: phase, phase, source: p, pattern: p, path: `phases.${phase}[${i}]` }),
+      );
+    }
+    for (const phase of [...markerPhases].reverse()) {
+      s.guesses?.[phase]?.forEach((p, i) =>
+        drafts.push({ ...base, kind: 'guess', name: phase, phase, source: p, pattern: p, path: `guesses.${phase}[${i}]` }),
       );
     }
     s.progress?.forEach((p, i) =>

@@ -16,6 +16,7 @@ export const engineProfileSchema = z.strictObject({
   relaunch: z.array(pattern).optional(),
   version: z.array(pattern).optional(),
   phases: z.strictObject(Object.fromEntries(markerPhases.map((p) => [p, z.array(pattern).optional()])) as Record<(typeof markerPhases)[number], z.ZodOptional<z.ZodArray<typeof pattern>>>).optional(),
+  guesses: z.strictObject(Object.fromEntries(markerPhases.map((p) => [p, z.array(pattern).optional()])) as Record<(typeof markerPhases)[number], z.ZodOptional<z.ZodArray<typeof pattern>>>).optional(),
   progress: z.array(z.strictObject({ name: z.string().min(1), phase: marker, pattern })).optional(),
   serving: z.array(pattern).optional(),
   stop: z.array(pattern).optional(),

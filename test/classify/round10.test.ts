@@ -113,3 +113,50 @@ describe('the cause among lines no rule made specific', () => {
     expect(m.snapshot().crash?.reason).toBe('gpu_fault');
   });
 });
+
+describe('a phase guessed from its words, in a profile without the engine\'s markers', () => {
+  const phasesOf = (m: PhaseMachine): string[] => m.history().map((p) => p.phase);
+
+  it.each([
+    ['vllm/full-v0102-qwen25-3b-ready-then-clean-shutdown', ['starting', 'loading_weights', 'compiling', 'warming_up', 'ready']],
+    ['sglang/full-sglang-2025-02-docs-capture-cuda-graph-ready', ['starting', 'loading_weights', 'warming_up', 'ready']],
+  ])('%s: every phase, in order, from the shared words alone', (log, phases) => {
+    expect(phasesOf(run(bare(), excerpt(log)))).toEqual(phases);
+  });
+
+  it('a line that hedges names a phase without entering it; a traceback\'s quoted source is no marker', () => {
+    const classifier = new LineClassifier(bare());
+    for (const line of [
+      '(APIServer pid=417108) INFO 08-03 15:21:41 [__init__.py:381] Cudagraph is disabled under eager mode',
+      'INFO 06-10 11:02:11 [model_runner.py:1109] CUDA graphs can take additional 1~3 GiB memory per GPU. If you are running out of memory, consider decreasing `gpu_memory_utilization` or switching to eager mode.',
+      '    self.warmup()',
+    ]) {
+      expect(classifier.classify(line, 2026).phase, line).toBeUndefined();
+    }
+  });
+
+  it('a guessed readiness counts once the load reached its warmup: any component may say it listens', () => {
+    const mooncake = 'I0820 02:41:20.446235 710 transfer_engine.cpp:114] Transfer Engine RPC using P2P handshake, listening on 192.168.0.136:15838';
+    expect(run(bare(), ['Loading weights from /models/qwen', mooncake]).current).toBe('loading_weights');
+    expect(run(bare(), ['Loading weights from /models/qwen', 'Capturing CUDA graphs for 35 batch sizes', 'INFO:     Uvicorn running on http://0.0.0.0:8000 (Press CTRL+C to quit)']).current).toBe('ready');
+  });
+
+  it('never overrides a rule of the profile: the engine\'s own marker decides its line', () => {
+    // vLLM's "Starting to load model" is its weights marker, though the guessed words would say so too; its
+    // "Starting vLLM API server 0 on" is ready by rule, where a guess would wait for the warmup.
+    const v = new LineClassifier(profileOf('vllm'));
+    expect(v.classify('(APIServer pid=1) INFO 08-03 15:22:30 [api_server.py:1880] Starting vLLM API server 0 on http://0.0.0.0:8000', 2026).phase).toBe('ready');
+  });
+});
+
+describe('serving lines of any server', () => {
+  it('a capture that starts with an inference request answered is ready', () => {
+    expect(run(bare(), ['[2025-09-11 10:26:22] INFO:     10.46.124.148:54800 - "POST /v1/chat/completions HTTP/1.1" 200 OK']).current).toBe('ready');
+  });
+
+  it('a model list or a health check answered may be a proxy\'s own answer while the engine loads', () => {
+    // llama-swap answers /v1/models itself before its llama-server has loaded.
+    const log = 'llamacpp/llama-swap-2025-02-windows-listening-then-server-loading-health-503-cpu-mapped';
+    expect(run(bare(), excerpt(log, 2, 4)).current).toBe('down');
+  });
+});
