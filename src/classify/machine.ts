@@ -386,7 +386,7 @@ export class PhaseMachine {
     // Most lines carry no evidence about attempts: the ledger is asked only about those that do.
     // A banner begins a new attempt unless the one in progress has only just started.
     // A relaunch line (a first line every process of the engine prints) is a banner only after a crash.
-    const banner = verdict.restart || (verdict.relaunch && this.phase === 'crashed');
+    const banner = verdict.restart || (this.phase === 'crashed' && (verdict.relaunch || (verdict.phase === 'starting' && verdict.crash === undefined && !verdict.exception)));
     const decision =
       invocation === undefined && !banner
         ? sameAttempt

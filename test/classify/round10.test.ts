@@ -160,3 +160,22 @@ describe('serving lines of any server', () => {
     expect(run(bare(), excerpt(log, 2, 4)).current).toBe('down');
   });
 });
+
+describe('a process started again after a crash, without a banner the profile knows', () => {
+  it('its first start line opens a new attempt: the capture ends where the second run is, not crashed', () => {
+    // TGI's launcher rejects a flag and exits (clap's error, a terminal cause here); run again, it prints its runtime
+    // environment (a starting marker here, no restart banner).
+    const log = 'tgi/tgi-1.3-2024-01-invalid-value-disable-custom-kernels-then-env-args';
+    const profile = bare({
+      phases: { starting: ['Runtime environment:\\s*$'] },
+      crashes: [{ reason: 'config_error', causal: true, terminal: true, pattern: "^error: invalid value '" }],
+    });
+    const m = run(profile, excerpt(log));
+    expect(m.history().map((p) => [p.phase, p.attempt])).toEqual([['crashed', 1], ['starting', 2]]);
+  });
+
+  it('a start line of the same attempt before any crash opens nothing', () => {
+    const m = run(bare({ phases: { starting: ['Runtime environment:\\s*$'] } }), ['Runtime environment:', 'Loading weights from /data', 'Runtime environment:']);
+    expect(m.history().map((p) => [p.phase, p.attempt])).toEqual([['starting', 1], ['loading_weights', 1]]);
+  });
+});
