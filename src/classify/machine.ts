@@ -442,8 +442,10 @@ export class PhaseMachine {
       // A traceback a warning carried (a logger's exc_info), with no error line of its own, ended nothing.
       else if (block !== null && !(block.warned === true && !block.fatal && this.candidates.length === 0)) this.enterCrash(block.line, block.at, events, block.reason === undefined ? undefined : { reason: block.reason }, this.candidates.length > 0 ? undefined : causeNotInCapture);
       // An error line whose words name a failure, with nothing after it that shows progress, is the capture's last
-      // word on the load: the process printed its cause and exited ("main: couldn't bind HTTP server socket").
-      else if (block === null && this.candidates.length === 0 && this.meantCause !== null && !this.meantAnswered) this.enterCrash(this.meantCause.line, this.meantCause.at, events, undefined);
+      // word on the load: the process printed its cause and exited ("main: couldn't bind HTTP server socket"). A
+      // version or capability notice is not: engines log one at error level and go on without the feature
+      // ("ERROR ... Cannot use FA version 2 ... compute capability >= 8").
+      else if (block === null && this.candidates.length === 0 && this.meantCause !== null && !this.meantAnswered && this.meantCause.reason !== 'version_mismatch') this.enterCrash(this.meantCause.line, this.meantCause.at, events, undefined);
     } else if (this.phase === 'ready' && block?.fatal === true) {
       this.enterCrash(block.line, block.at, events, undefined, this.candidates.length > 0 ? undefined : causeNotInCapture);
     }
