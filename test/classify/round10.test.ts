@@ -179,3 +179,17 @@ describe('a process started again after a crash, without a banner the profile kn
     expect(m.history().map((p) => [p.phase, p.attempt])).toEqual([['starting', 1], ['loading_weights', 1]]);
   });
 });
+
+describe('a module that is missing', () => {
+  it('names a package not installed, no version of anything: unknown, as the corpus\'s human reads it', () => {
+    const log = 'tgi/tgi-2.2.1dev-2024-09-latest-rocm-shard-stderr-bold-no-module-flashinfer';
+    const m = run(profileOf('tgi'), excerpt(log));
+    expect(m.snapshot().crash).toMatchObject({ reason: 'unknown', line: causeLine(log) });
+  });
+
+  it('a compiled extension of a package that is installed is a build that does not fit', () => {
+    const v = new LineClassifier(profileOf('vllm'));
+    expect(v.classify("ModuleNotFoundError: No module named 'vllm._C'", 2026).crash?.reason).toBe('version_mismatch');
+    expect(v.classify("ModuleNotFoundError: No module named 'wrapt'", 2026).crash).toMatchObject({ reason: 'unknown', specific: false });
+  });
+});
