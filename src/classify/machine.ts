@@ -570,8 +570,11 @@ export class PhaseMachine {
     if (decision.kind === 'new') {
       this.newAttempt(line, at, events, decision.identity, 'starting');
       this.progress(at, events);
-      // A process started after the error line: it did not end the capture.
+      // A process started after the error lines read so far: they did not end the capture (a capture that begins
+      // with a previous run's last errors, or errors a launcher printed before the engine's banner).
       this.meantAnswered = true;
+      this.answered = true;
+      this.block = null;
       if (v.restart || v.relaunch) return 'phase';
     }
     const afterWarning = this.warned;

@@ -26,6 +26,9 @@ export interface NormalizedLine {
 const ansiEscape = /\x1b\[[0-9;?]*[A-Za-z]/g;
 // Logs pasted into issue threads show escapes as `^[[0;36m` or, from rsyslog, as `#033[0;36m`.
 const pastedEscape = /(?:\^\[|#033)\[[0-9;]*m/g;
+// Or with the escape character lost altogether (`[36m(Worker pid=1)[0m ValueError: ...`): a line that resets its
+// colour (`[0m`) had its codes pasted bare.
+const bareEscape = /\[[0-9;]{1,12}m/g;
 // Sticky: each is tried at the current offset of the line.
 // One blank after the stamp: a runtime's stamp (`docker logs -t`, kubectl's --timestamps) is glued to the line as the
 // process wrote it, and a traceback's indentation after it is the line's own.
@@ -368,11 +371,12 @@ export function normalizeLine(raw: string, year: number, into?: LineView): Norma
   let text = raw;
   let p = segStart;
   let end = segEnd;
-  if (end !== raw.length || text.indexOf('\x1b') !== -1 || text.indexOf('[[') !== -1 || text.indexOf('#033[') !== -1) {
+  if (end !== raw.length || text.indexOf('\x1b') !== -1 || text.indexOf('[[') !== -1 || text.indexOf('#033[') !== -1 || text.indexOf('[0m') !== -1) {
     // Rare lines (tqdm updates, colour codes) get their own string; the rest stay offsets.
     text = raw.slice(p, end);
     if (text.indexOf('\x1b') !== -1) text = text.replace(ansiEscape, '');
     if (text.indexOf('[[') !== -1 || text.indexOf('#033[') !== -1) text = text.replace(pastedEscape, '');
+    if (text.indexOf('[0m') !== -1) text = text.replace(bareEscape, '');
     p = 0;
     end = text.length;
   }
