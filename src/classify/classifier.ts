@@ -1,6 +1,6 @@
 import type { CrashReason, LineClass, MarkerPhase, Phase } from '../types.js';
 import type { CompiledProfile, Rule } from './profile.js';
-import { LineView, normalizeLine, type NormalizedLine } from './normalize.js';
+import { LineView, normalizeLine, startsIndented, type NormalizedLine } from './normalize.js';
 
 /** A progress counter reading taken from one line. */
 export interface CounterReading {
@@ -73,14 +73,10 @@ export interface BenignMatch {
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
+// Words by which a line names a phase without entering it ("Cudagraph is disabled under eager mode", "CUDA graphs
+// can take 1~3 GiB ... if you are running out of memory", "Skipping CuTeDSL warmup").
 const hedge = /\b(?:[Dd]isabl\w*|[Ss]kip\w*|not|no|No|[Nn]ever|will|may|might|can|could|if|If|should|[Cc]onsider|[Ff]ail\w*|[Ee]rror|[Ww]arn\w*|[Ff]allback|[Oo]verrid\w*|[Rr]equired|[Rr]egister\w*)\b/;
 const tracebackStart = 'Traceback (most recent call last)';
-
-/** Whether a message begins with a blank (a traceback's quoted source, a continuation line). */
-function startsBlank(message: string): boolean {
-  const c = message.charCodeAt(0);
-  return c === 32 || c === 9;
-}
 
 function isQuotedSource(message: string): boolean {
   if (message.charCodeAt(0) !== 32) return isNumberedSource(message);
@@ -319,7 +315,7 @@ export class LineClassifier {
     }
     if (guesses >= 0 && phase === undefined && counter === undefined && benign === undefined && consequential === undefined && causal === undefined
       && !serving && !restart && !relaunch && !stop && !detail && !recovery && !exception && !waiting && !workerReady && !listening && !httpUp && foretell === undefined
-      && line.level !== 'warning' && line.level !== 'error' && !startsBlank(line.message)) {
+      && line.level !== 'warning' && line.level !== 'error' && !startsIndented(line.message)) {
       const guess = this.guess(found, guesses, n);
       // Any component may say it listens (a transfer engine's RPC port, a launcher's own server): a guessed
       // readiness counts as the engine's only once its load reached the warmup, as a listening line does.

@@ -2,6 +2,7 @@ import type { CrashReason, LineClass, LoadingPhase, Phase } from '../types.js';
 import { isOneOf, loadingPhases, phases } from '../types.js';
 import { AttemptLedger, type AttemptDecision, type AttemptIdentity, type RunnerEvidence } from './attempts.js';
 import type { CounterReading, LineClassifier, LineVerdict } from './classifier.js';
+import { startsIndented } from './normalize.js';
 import { remediation } from './reasons.js';
 
 /** Default stall budget of each loading phase, in milliseconds. */
@@ -160,12 +161,6 @@ function sameRecord(header: string, line: string): boolean {
   if (own === header) return true;
   const level = header.lastIndexOf('ERROR');
   return level >= 0 && own.endsWith(header.slice(level)) && own.lastIndexOf('ERROR') === own.length - (header.length - level);
-}
-
-/** Whether a message begins with white space (a traceback's frame or source line under a logger's header). */
-function startsIndented(message: string): boolean {
-  const c = message.charCodeAt(0);
-  return c === 32 || c === 9;
 }
 
 const tracebackHeader = 'Traceback (most recent call last)';

@@ -541,3 +541,9 @@ export function normalizeLine(raw: string, year: number, into?: LineView): Norma
   into.reset(text, p, end, level, at, origin, elapsed);
   return into;
 }
+
+/** Whether a message begins with white space (a traceback's frame or quoted source under a logger's header). */
+export function startsIndented(message: string): boolean {
+  const c = message.charCodeAt(0);
+  return c === 32 || c === 9;
+}
