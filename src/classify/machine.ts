@@ -165,10 +165,10 @@ function sameRecord(header: string, line: string): boolean {
 
 const tracebackHeader = 'Traceback (most recent call last)';
 
-// A line without a level that says something failed (llama.cpp's "main: couldn't bind HTTP server socket", argparse's
-// "error: unrecognized arguments"): read like an error line for its meaning.
 // A line that calls itself a warning behind a header the normaliser does not know ("LMCache WARNING: Failed to ...").
 const warningWord = /\b(?:WARN|WARNING|[Ww]arning)\b/;
+// A line without a level that says something failed (llama.cpp's "main: couldn't bind HTTP server socket", argparse's
+// "error: unrecognized arguments"): read like an error line for its meaning.
 const failureWord = /\b(?:[Ee]rror|ERROR|[Ff]ailed|FAILED|[Ff]atal|FATAL|[Cc]annot|[Cc]ouldn't|[Cc]ould not|[Uu]nable to)\b/;
 
 // A raised exception's own line ("ValueError: ...", "torch.OutOfMemoryError: ..."): a process died there.
@@ -671,9 +671,10 @@ export class PhaseMachine {
       if (v.crash.causal) {
         // The exception's own line, once its traceback shows it, says what its logged message said: it is the line.
         if (this.candidates[0]?.logged === true && raisedException.test(v.line.message)) this.candidates = this.candidates.filter((c) => c.logged !== true);
-        addCandidate(this.candidates, { reason: v.crash.reason, line, at, specific: v.crash.specific, warning: v.line.level === 'warning', raised: raisedException.test(v.line.message) });
+        const raised = raisedException.test(v.line.message);
+        addCandidate(this.candidates, { reason: v.crash.reason, line, at, specific: v.crash.specific, warning: v.line.level === 'warning', raised });
         this.answered = false;
-        if (!this.reported && (this.block?.traceback === true || raisedException.test(v.line.message))) this.reported = true;
+        if (!this.reported && (this.block?.traceback === true || raised)) this.reported = true;
         if (v.crash.terminal) this.enterCrash(line, at, events, undefined);
       } else if (v.crash.terminal) {
         this.enterCrash(line, at, events, v.crash);
@@ -860,7 +861,7 @@ export class PhaseMachine {
    */
   private meant(reason: CrashReason, specific: boolean, line: string): CrashReason {
     if (reason !== 'unknown' || specific) return reason;
-    return this.classifier.meaningOf(line, this.year ?? new Date(this.clock ?? Date.now()).getUTCFullYear()) ?? 'unknown';
+    return this.classifier.meaningOf(line, this.yearOfLines()) ?? 'unknown';
   }
 
   /**
@@ -880,6 +881,11 @@ export class PhaseMachine {
     events.push({ type: 'crash', crash, attempt: this.attempt, revised: true });
   }
 
+  /** The year lines without one are read in: the capture's own, else the clock's. */
+  private yearOfLines(): number {
+    return this.year ?? new Date(this.clock ?? Date.now()).getUTCFullYear();
+  }
+
   /**
    * Among lines no rule gave a specific cause, the first whose words name one (a chain of llama.cpp errors:
    * "cudaMalloc failed: out of memory" before "error loading model: ..."); a line the engine logged as a warning
@@ -895,7 +901,7 @@ export class PhaseMachine {
       if (meantCounts && i === from) return meant;
       const c = this.candidates[i];
       if (c === undefined || c.warning === true) continue;
-      if (this.classifier.meaningOf(c.line, this.year ?? new Date(this.clock ?? Date.now()).getUTCFullYear()) !== undefined) return c;
+      if (this.classifier.meaningOf(c.line, this.yearOfLines()) !== undefined) return c;
     }
     return undefined;
   }
