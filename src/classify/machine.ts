@@ -246,6 +246,8 @@ export class PhaseMachine {
   private logged: { line: string; at: number | null; header: string } | null = null;
   /** The HTTP server said it is up during the warmup (a profile's httpUp line): the line, until an error or another attempt. */
   private up: { line: string; at: number | null } | null = null;
+  /** The capture's first line of the server's own, before any attempt: where a capture that names no phase started. */
+  private firstLine: { line: string; at: number | null } | null = null;
   /** The previous line said the cause follows (a `detail` line): the next non-blank line states it. */
   private detailNext = false;
   private foretold: { reason: CrashReason; line: string; at: number | null }[] = [];
@@ -430,7 +432,7 @@ export class PhaseMachine {
       const warningsOnly = this.candidates.length > 0 && this.candidates.every((c) => c.warning === true);
       if (warningsOnly && block !== null && block.traceback && block.tracebackFrom >= this.candidates.length) this.candidates = [];
       // Warnings alone, with nothing worse after them, end nothing: the engine said it went on.
-      else if (warningsOnly && (block === null || !block.strong)) return events;
+      else if (warningsOnly && (block === null || !block.strong)) return this.started(events);
       // An error line the load went on past (a later marker or counter) did not end it by itself;
       // it is still the root cause if an exception report ends the capture.
       if (this.candidates.length > 0 && (!this.answered || this.reported)) this.enterCrash(this.candidates[this.candidates.length - 1]?.line ?? '', this.clock, events, undefined);
@@ -444,6 +446,17 @@ export class PhaseMachine {
     } else if (this.phase === 'ready' && block?.fatal === true) {
       this.enterCrash(block.line, block.at, events, undefined, this.candidates.length > 0 ? undefined : causeNotInCapture);
     }
+    return this.started(events);
+  }
+
+  /**
+   * A capture that showed the server's own lines but no phase and no crash: the process ran, so its load had
+   * started, from the capture's first line (a start-up window of lines no rule names: platform probes, a
+   * launcher's messages, a device table).
+   */
+  private started(events: MachineEvent[]): MachineEvent[] {
+    const first = this.firstLine;
+    if (this.phase === 'down' && this.attempt === 0 && first !== null) this.newAttempt(first.line, first.at, events, this.ledger.opened('marker', first.at), 'starting');
     return events;
   }
 
@@ -561,6 +574,7 @@ export class PhaseMachine {
   private apply(v: LineVerdict, raw: string, events: MachineEvent[], decision: AttemptDecision): LineClass {
     const at = this.clock;
     const line = clean(raw);
+    if (this.firstLine === null && this.attempt === 0 && !v.exited && v.line.message.trim() !== '') this.firstLine = { line, at };
     if (v.version !== undefined) this.version = v.version;
     if (decision.kind === 'new') {
       this.newAttempt(line, at, events, decision.identity, 'starting');

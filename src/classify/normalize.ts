@@ -56,6 +56,9 @@ const barLevel = /\| ?(TRACE|DEBUG|INFO|SUCCESS|WARNING|ERROR|CRITICAL) *\| ?(?:
 const tagPrefix = /\[[A-Za-z][\w.-]{0,40}\](?:: | \| )/y;
 // The container runtime's log file format (CRI: /var/log/pods): the stream and a full/partial tag after the stamp.
 const criStream = /(?:stdout|stderr) [FP] /y;
+// PyTorch's C++ logging (c10), glog's form in brackets: `[E1226 15:44:09.437224181 socket.cpp:1011] ` (the month without
+// its leading zero: `[W305 ...]` is March 5), and before 2024 with no stamp: `[E ProcessGroupNCCL.cpp:475] `.
+const c10Header = /\[([IWEF])(?:(\d{1,2})(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?)? [\w.-]+:\d+\] /y;
 const bracketLevel = /\[?(DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL|FATAL)\]?(?::\s*|\s+)/y;
 // A launcher that re-logs the server's lines behind its own header (`2026-06-09 14:01:52.982 [Error] (Process) `):
 // a capitalised level in brackets and an optional source tag; the engine's own header follows.
@@ -225,6 +228,11 @@ function levelOf(token: string): Level {
     default:
       return 'info';
   }
+}
+
+/** Whether a character is one of glog's level letters (I, W, E, F). */
+function isC10Level(c: number): boolean {
+  return c === 73 || c === 87 || c === 69 || c === 70;
 }
 
 // Cheap gates in front of the header regexes: most messages start with an ordinary word.
@@ -422,6 +430,12 @@ export function normalizeLine(raw: string, year: number, into?: LineView): Norma
         at = Date.UTC(num(m[1]), num(m[2]) - 1, num(m[3]), num(m[4]), num(m[5]), num(m[6]), fraction(m[7]));
         p += m[0].length;
         continue;
+      }
+      if (level === undefined && isC10Level(text.charCodeAt(p + 1)) && (m = stickyAt(c10Header, text, p))) {
+        level = levelOf(m[1] === 'F' ? 'E' : (m[1] ?? ''));
+        if (at === undefined && m[2] !== undefined) at = Date.UTC(year, num(m[2]) - 1, num(m[3]), num(m[4]), num(m[5]), num(m[6]), fraction(m[7]));
+        p += m[0].length;
+        break;
       }
       if (level === undefined && startsWithLevelWord(text, p) && (m = stickyAt(bracketLevel, text, p))) {
         level = levelOf(m[1] ?? '');

@@ -57,7 +57,7 @@ describe('vLLM profile across versions', () => {
     ['ValueError: The model\'s max seq len (131072) is larger than the maximum number of tokens that can be stored in KV cache (50000). Try increasing `gpu_memory_utilization`', 'kv_cache_insufficient'],
     ['torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.96 GiB. GPU 0 has a total capacity of 23.64 GiB', 'cuda_oom'],
     ['RuntimeError: CUDA error: out of memory', 'cuda_oom'],
-    ['ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla T4 GPU has compute capability 7.5.', 'config_error'],
+    ['ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla T4 GPU has compute capability 7.5.', 'version_mismatch'],
     ['ValueError: Total number of attention heads (32) must be divisible by tensor parallel size (3).', 'config_error'],
     ['ValueError: Model architectures [\'FooForCausalLM\'] are not supported for now. Supported architectures: [...]', 'unsupported_model'],
     ['OSError: meta-llama/Llama-4 is not a local folder and is not a valid model identifier listed on \'https://huggingface.co/models\'', 'model_not_found'],

@@ -94,7 +94,8 @@ describe('an error line no rule judged, in a profile without the engine\'s words
 
   it('a line that calls itself a warning behind a header the normaliser does not know is not one', () => {
     const m = run(bare(), ['\u001b[33;20m[2025-07-11 15:21:48,720] LMCache WARNING:\u001b[0m Failed to allocate memory for the KV cache.']);
-    expect(m.current).toBe('down');
+    // Not a crash: the capture only shows a process that runs.
+    expect(m.current).toBe('starting');
   });
 });
 
@@ -157,7 +158,7 @@ describe('serving lines of any server', () => {
   it('a model list or a health check answered may be a proxy\'s own answer while the engine loads', () => {
     // llama-swap answers /v1/models itself before its llama-server has loaded.
     const log = 'llamacpp/llama-swap-2025-02-windows-listening-then-server-loading-health-503-cpu-mapped';
-    expect(run(bare(), excerpt(log, 2, 4)).current).toBe('down');
+    expect(run(bare(), excerpt(log, 2, 4)).current).toBe('starting');
   });
 });
 
