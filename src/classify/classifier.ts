@@ -74,8 +74,9 @@ export interface BenignMatch {
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 // Words by which a line names a phase without entering it ("Cudagraph is disabled under eager mode", "CUDA graphs
-// can take 1~3 GiB ... if you are running out of memory", "Skipping CuTeDSL warmup").
-const hedge = /\b(?:[Dd]isabl\w*|[Ss]kip\w*|not|no|No|[Nn]ever|will|may|might|can|could|if|If|should|[Cc]onsider|[Ff]ail\w*|[Ee]rror|[Ww]arn\w*|[Ff]allback|[Oo]verrid\w*|[Rr]equired|[Rr]egister\w*)\b/;
+// can take 1~3 GiB ... if you are running out of memory", "Skipping CuTeDSL warmup"). A step that says how long it may
+// take is under way ("loading model tensors, this can take a while...").
+const hedge = /\b(?:[Dd]isabl\w*|[Ss]kip\w*|not|no|No|[Nn]ever|will|might|could|if|If|should|[Cc]onsider|[Ff]ail\w*|[Ee]rror|[Ww]arn\w*|[Ff]allback|[Oo]verrid\w*|[Rr]equired|[Rr]egister\w*)\b|\b(?:may|can)\b(?! take (?:a while|a few|several|some time|up to)\b)/;
 const tracebackStart = 'Traceback (most recent call last)';
 
 function isQuotedSource(message: string): boolean {

@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { LineClassifier } from '../../src/classify/classifier.js';
 import { PhaseMachine } from '../../src/classify/machine.js';
 import { normalizeLine } from '../../src/classify/normalize.js';
+import { compileProfile } from '../../src/classify/profile.js';
+import { loadEngineCatalog } from '../../src/config/engines.js';
 import { phasesOf, profileOf, runLines } from '../support/engine.js';
 import { causeLine, excerpt } from '../support/fixtures.js';
 
@@ -109,5 +111,41 @@ describe('phases and serving by their words', () => {
   it('vllm-neuron\'s compiler flags open its compile', () => {
     const m = runLines('vllm', excerpt('vllm/r11a-vllm-neuron-unknown-2025-12-enginecore-neuron-compiler-flags-context-encoding-buckets'));
     expect(phasesOf(m)).toEqual(['compiling']);
+  });
+});
+
+describe('phases guessed from their words, with no engine\'s markers (common.yaml alone)', () => {
+  const catalog = loadEngineCatalog();
+  const bare = (): LineClassifier => new LineClassifier(compileProfile({ name: 'bare', extends: ['common'] }, (n) => catalog.specs.get(n)));
+  it.each([
+    ['INFO 08-18 19:56:55 [parallel_state.py:1102] rank 0 in world size 1 is assigned as DP rank 0, PP rank 0, TP rank 0, EP rank 0', 'starting'],
+    ['INFO 08-18 19:56:55 [gpu_model_runner.py:1843] Starting to load model cpatonn/Qwen3-30B-A3B-Thinking-2507-AWQ-4bit...', 'loading_weights'],
+    ['[2026-08-01 23:37:50] Load weight begin. avail mem=115.36 GB', 'loading_weights'],
+    ['load_tensors: loading model tensors, this can take a while... (mmap = true)', 'loading_weights'],
+    ['INFO 08-18 19:57:16 [gpu_worker.py:255] Available KV cache memory: 1.92 GiB', 'warming_up'],
+    ['INFO 04-28 16:55:29 gpu_executor.py:121] # GPU blocks: 10786, # CPU blocks: 2048', 'warming_up'],
+    ['llama_context: constructing llama_context', 'warming_up'],
+    ['INFO 08-18 19:57:21 [gpu_model_runner.py:2485] Graph capturing finished in 4 secs, took 1.06 GiB', 'warming_up'],
+  ])('%s: %s', (line, phase) => {
+    expect(bare().classify(line, 2025).phase).toBe(phase);
+  });
+
+  it('a traceback\'s source line that names the profile run is no warmup', () => {
+    expect(bare().classify('(EngineCore pid=3408798)     self.model_runner.profile_run()', 2025).phase).toBeUndefined();
+  });
+
+  it('"model loaded" is ready once the warmup ran, as a listening line is', () => {
+    const c = bare();
+    expect(c.classify('main: model loaded', 2025).listening).toBe(true);
+    const m = new PhaseMachine(c, { year: 2025 });
+    for (const l of ['load_tensors: loading model tensors, this can take a while... (mmap = true)', 'main: model loaded']) m.observeLine(l);
+    expect(m.current).toBe('loading_weights');
+    m.observeLine('llama_context: constructing llama_context');
+    m.observeLine('main: model loaded');
+    expect(m.current).toBe('ready');
+  });
+
+  it('tokens per second in its short form is serving', () => {
+    expect(bare().classify('0.44.312.049 I slot print_timing: id  3 | task 0 | n_gen =    100, tg =  10.46 t/s, tg_3s =  10.56 t/s', 2026).serving).toBe(true);
   });
 });
