@@ -84,7 +84,7 @@ export function isOneOf<T extends string>(list: readonly T[], value: string): va
 }
 
 /** Why a source restarts its reader (`modelwatch_source_restarts_total{reason}`). */
-export const sourceRestartReasons = ['silent', 'overflow', 'failed'] as const;
+export const sourceRestartReasons = ['silent', 'rotated', 'overflow', 'failed'] as const;
 
 /** One of {@link sourceRestartReasons}. */
 export type SourceRestartReason = (typeof sourceRestartReasons)[number];

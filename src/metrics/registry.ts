@@ -51,7 +51,7 @@ export class Metrics {
   private readonly hostMemTotal = this.gauge('modelwatch_host_memory_total_bytes', 'Host memory total.', []);
   private readonly hostLoad = this.gauge('modelwatch_host_load1', 'Host load average over one minute.', []);
   private readonly sourceUp = this.gauge('modelwatch_source_up', '1 when a source of modelwatch observes normally.', ['source']);
-  private readonly sourceRestarts = new Counter({ name: 'modelwatch_source_restarts_total', help: 'Restarts of a source\'s reader (journalctl): silent (alive but no longer delivering), overflow, failed.', labelNames: ['source', 'reason'], registers: [this.registry] });
+  private readonly sourceRestarts = new Counter({ name: 'modelwatch_source_restarts_total', help: 'Restarts of a source\'s reader (journalctl): silent (alive but no longer delivering), rotated (its journal files were rotated or vacuumed), overflow, failed.', labelNames: ['source', 'reason'], registers: [this.registry] });
   private readonly buildInfo = this.gauge('modelwatch_build_info', 'modelwatch build information (always 1).', ['version']);
   private readonly smokeSuccess = this.gauge('modelwatch_smoke_success', '1 when the last run of a canary probe passed.', ['target', 'group', 'probe']);
   private readonly smokeDuration = this.gauge('modelwatch_smoke_duration_seconds', 'Duration of the last run of a canary probe.', ['target', 'group', 'probe']);

@@ -33,6 +33,7 @@ import { redactLine } from '../redact.js';
 import type { SourceRestartReason } from '../types.js';
 import { follow, run, type ExecExit } from './exec.js';
 import { atOrBefore } from './journal-cursor.js';
+import { systemJournalDirs, watchJournalFiles } from './journal-files.js';
 import { journalMessage } from './journal-message.js';
 import { maxRecordBytes, truncateLine } from './lines.js';
 import { backoffMs, sleep, type Emit, type Source } from './source.js';
@@ -77,6 +78,11 @@ export interface JournalSourceOptions {
    * restarted from the last entry read.
    */
   readonly lagCheckMs?: number | undefined;
+  /**
+   * How long journal files must be left alone after a rotation or vacuum before the follower is
+   * restarted from the last entry read, in ms; default 1000. `false`: never watch the files.
+   */
+  readonly rotationSettleMs?: number | false | undefined;
 }
 
 /** The journal source, with what it has read so far. */
@@ -160,6 +166,7 @@ export function createJournalSource(options: JournalSourceOptions): JournalSourc
   const capMs = options.backoffCapMs ?? 30_000;
   const stableAfterMs = options.stableAfterMs ?? 10_000;
   const lagCheckMs = options.lagCheckMs ?? 30_000;
+  const rotationSettleMs = options.rotationSettleMs ?? 1000;
   const target = options.target;
   const unit = options.unit;
   const systemJournal = options.file === undefined && options.directory === undefined;
@@ -398,6 +405,7 @@ export function createJournalSource(options: JournalSourceOptions): JournalSourc
       // Objects, not variables: they are set in callbacks.
       const overflow = { seen: false };
       const lag = { stuck: false };
+      const files = { rotated: false };
       const startedAt = Date.now();
       // The backlog's last entry: the follower's entries up to it were read by the backlog already.
       // The follower may be behind the backlog (a busy machine), so the mark also applies to what
@@ -455,8 +463,17 @@ export function createJournalSource(options: JournalSourceOptions): JournalSourc
         lag.stuck = true;
         halt.abort();
       });
+      // journalctl 252 can go silent once the files it follows are rotated or vacuumed (the lag
+      // check finds it, but up to two checks later): a follower is restarted once they settle.
+      const unwatchFiles = halt.signal.aborted || rotationSettleMs === false || options.file !== undefined
+        ? undefined
+        : watchJournalFiles(options.directory !== undefined ? [options.directory] : systemJournalDirs(), () => {
+          files.rotated = true;
+          halt.abort();
+        }, rotationSettleMs);
       const exit = await follower;
       unwatch?.();
+      unwatchFiles?.();
       signal.removeEventListener('abort', onAbort);
       if (stopped()) break;
       if (backlogFailed !== undefined) {
@@ -465,8 +482,8 @@ export function createJournalSource(options: JournalSourceOptions): JournalSourc
         continue;
       }
       // Restarted from the last entry read: the next follower delivers what this one missed, once.
-      if (overflow.seen || lag.stuck) {
-        restarted(lag.stuck ? 'silent' : 'overflow');
+      if (overflow.seen || lag.stuck || files.rotated) {
+        restarted(lag.stuck ? 'silent' : overflow.seen ? 'overflow' : 'rotated');
         continue;
       }
       if (Date.now() - startedAt >= stableAfterMs) attempt = 0;

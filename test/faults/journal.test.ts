@@ -66,6 +66,26 @@ class JournalDir {
   }
 }
 
+/** A journalctl whose first follower (`-f`) prints what the journal holds, then stays alive and silent. */
+function silentJournalctl(): string {
+  const bin = mkdtempSync(join(tmpdir(), 'mw-silent-follower-'));
+  cleanups.push(() => { rmSync(bin, { recursive: true, force: true }); });
+  const silent = join(bin, 'journalctl');
+  writeFileSync(silent, [
+    '#!/bin/sh',
+    'case " $* " in *" -f "*)',
+    `  if mkdir '${join(bin, 'once')}' 2>/dev/null; then`,
+    '    for a; do shift; [ "$a" = "-f" ] || set -- "$@" "$a"; done',
+    '    journalctl "$@"; exec sleep 600',
+    '  fi ;;',
+    'esac',
+    'exec journalctl "$@"',
+    '',
+  ].join('\n'));
+  chmodSync(silent, 0o755);
+  return silent;
+}
+
 /** The `journalctl -f` children of this process that follow `dir`. */
 function followers(dir: string): number[] {
   const pids: number[] = [];
@@ -90,12 +110,12 @@ interface Running {
   stop(): Promise<void>;
 }
 
-function start(dir: string, options: { afterCursor?: string; onDown?: () => void; journalctl?: string; lagCheckMs?: number } = {}): Running {
+function start(dir: string, options: { afterCursor?: string; onDown?: () => void; journalctl?: string; lagCheckMs?: number; rotationSettleMs?: number | false } = {}): Running {
   const logs: Log[] = [];
   const ups: Up[] = [];
   const restarts: string[] = [];
   const controller = new AbortController();
-  const source = createJournalSource({ target: 'kimi', unit: 'vllm.service', directory: dir, backoffBaseMs: 50, backoffCapMs: 200, afterCursor: options.afterCursor, journalctl: options.journalctl, lagCheckMs: options.lagCheckMs });
+  const source = createJournalSource({ target: 'kimi', unit: 'vllm.service', directory: dir, backoffBaseMs: 50, backoffCapMs: 200, afterCursor: options.afterCursor, journalctl: options.journalctl, lagCheckMs: options.lagCheckMs, rotationSettleMs: options.rotationSettleMs });
   const done = source.run((o) => {
     if (o.kind === 'log') logs.push(o);
     if (o.kind === 'source_restart') restarts.push(o.reason);
@@ -125,8 +145,8 @@ describe.runIf(haveJournalTools)('journal faults: journalctl killed, restarted, 
   it('loses and repeats no line when the journal rotates and is vacuumed while journalctl follows it', async () => {
     const j = new JournalDir();
     j.append(30);
-    // A follower that goes silent across a rotation is restarted by the lag check (the test below).
-    const s = start(j.dir, { lagCheckMs: 1000 });
+    // A follower is restarted once its files were rotated or vacuumed; the lag check (the tests below) is not needed here.
+    const s = start(j.dir, { lagCheckMs: 600_000, rotationSettleMs: 200 });
     await until('the backlog', () => s.logs.length >= 30);
     for (let round = 0; round < 3; round++) {
       j.append(20);
@@ -140,6 +160,8 @@ describe.runIf(haveJournalTools)('journal faults: journalctl killed, restarted, 
     await s.stop();
     expectEveryLineOnce(s.logs, j.written);
     expect(s.ups.map((u) => u.up)).toEqual([true]);
+    expect(s.restarts.length).toBeGreaterThan(0);
+    expect(new Set(s.restarts)).toEqual(new Set(['rotated']));
   });
 
   it('loses and repeats no line when journalctl is killed and the file holding its cursor is vacuumed before the restart', async () => {
@@ -215,24 +237,9 @@ describe.runIf(haveJournalTools)('journal faults: journalctl killed, restarted, 
   // full-suite run: files rotated and vacuumed under load). Here the first follower prints what the
   // journal holds and then sleeps, alive and silent; the lag check finds the entries it owes.
   it('restarts a follower that stays alive but stops delivering, from the last entry read: no line lost or repeated', async () => {
-    const bin = mkdtempSync(join(tmpdir(), 'mw-silent-follower-'));
-    cleanups.push(() => { rmSync(bin, { recursive: true, force: true }); });
-    const silent = join(bin, 'journalctl');
-    writeFileSync(silent, [
-      '#!/bin/sh',
-      'case " $* " in *" -f "*)',
-      `  if mkdir '${join(bin, 'once')}' 2>/dev/null; then`,
-      '    for a; do shift; [ "$a" = "-f" ] || set -- "$@" "$a"; done',
-      '    journalctl "$@"; exec sleep 600',
-      '  fi ;;',
-      'esac',
-      'exec journalctl "$@"',
-      '',
-    ].join('\n'));
-    chmodSync(silent, 0o755);
     const j = new JournalDir();
     j.append(20);
-    const s = start(j.dir, { journalctl: silent, lagCheckMs: 200 });
+    const s = start(j.dir, { journalctl: silentJournalctl(), lagCheckMs: 200 });
     await until('the backlog', () => s.logs.length >= 20);
     j.append(10);
     await until('the lines the silent follower owed', () => s.logs.length >= 30);
@@ -244,6 +251,29 @@ describe.runIf(haveJournalTools)('journal faults: journalctl killed, restarted, 
     expect(s.ups.map((u) => u.up)).toEqual([true]);
     // Said apart from the source's health, which stayed up: modelwatch_source_restarts_total{reason="silent"}.
     expect(s.restarts).toEqual(['silent']);
+  });
+
+  // The lag check finds a silent follower only one check (30 s by default) after the entry it owes
+  // was seen; a rotation or a vacuum, after which journalctl 252 was seen to go silent, restarts it at once.
+  it('restarts a silent follower as soon as its files are rotated, long before the lag check would', async () => {
+    const j = new JournalDir();
+    j.append(20);
+    const s = start(j.dir, { journalctl: silentJournalctl(), lagCheckMs: 600_000, rotationSettleMs: 200 });
+    await until('the backlog', () => s.logs.length >= 20);
+    j.append(10);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(s.logs.length, 'the silent follower delivered').toBe(20);
+    j.rotate();
+    j.append(5);
+    await until('the lines the silent follower owed, and the ones after the rotation', () => s.logs.length >= 35, 5000);
+    j.vacuum();
+    j.append(5);
+    await until('the lines after the vacuum', () => s.logs.length >= 40, 5000);
+    await new Promise((r) => setTimeout(r, 600));
+    await s.stop();
+    expectEveryLineOnce(s.logs, 40);
+    expect(s.ups.map((u) => u.up)).toEqual([true]);
+    expect(s.restarts[0]).toBe('rotated');
   });
 
   it('resumes after its saved cursor when modelwatch restarts across a rotation and a vacuum', async () => {
@@ -270,9 +300,7 @@ describe.runIf(haveJournalTools)('journal faults: journalctl killed, restarted, 
     expect(second.logs.map((l) => l.line)).toEqual(Array.from({ length: 15 }, (_, k) => `line ${50 + k}`));
   });
 
-  // Retried: on a loaded 2-core clean-clone run, the lines appended after a vacuum under a running journalctl were
-  // twice not counted within 15 s (an open gap, see the closing note of round 12); alone it passes.
-  it('keeps the daemon counting every line once through kills, rotations and vacuums mid-load', { retry: 2 }, async () => {
+  it('keeps the daemon counting every line once through kills, rotations and vacuums mid-load', async () => {
     const j = new JournalDir();
     j.append(2, (n) => (n === 0 ? 'Started vllm.service - vLLM server.' : 'line 1'));
     const r = validateConfigText(
@@ -317,9 +345,9 @@ targets:
     await counted('lines after the vacuum and the second kill');
     j.rotate();
     j.append(20, line);
-    // Vacuumed once the rotation's lines were read, as the vacuum above: the step timed out once on a loaded
-    // clean-clone CI run with the vacuum right after the append (not reproduced alone; cause not established).
     await counted('lines after a rotation under a running journalctl');
+    // The vacuum right after the append: on loaded clean-clone CI runs the lines after it were twice not counted
+    // within 15 s while the lag check (every 30 s) had not yet restarted a follower that had gone silent.
     j.vacuum();
     j.append(20, line);
     await counted('lines after the vacuum that followed the rotation');
