@@ -577,6 +577,7 @@ export class PhaseMachine {
     if (this.firstLine === null && this.attempt === 0 && !v.exited && v.line.message.trim() !== '') this.firstLine = { line, at };
     if (v.version !== undefined) this.version = v.version;
     if (decision.kind === 'new') {
+      this.endUnseenRun(line, at, events);
       this.newAttempt(line, at, events, decision.identity, 'starting');
       this.progress(at, events);
       // A process started after the error lines read so far: they did not end the capture (a capture that begins
@@ -649,7 +650,10 @@ export class PhaseMachine {
     }
     // A capture that begins mid-load has no start line: its first marker opens the attempt there. A
     // traceback frame that names a phase does not: a capture that is only a report shows no phase.
-    if (this.phase === 'down' && v.phase !== undefined && v.crash === undefined && !v.exception) this.newAttempt(line, at, events, this.ledger.opened('marker', at), v.phase);
+    if (this.phase === 'down' && v.phase !== undefined && v.crash === undefined && !v.exception) {
+      if (v.phase === 'starting' && v.relaunch) this.endUnseenRun(line, at, events);
+      this.newAttempt(line, at, events, this.ledger.opened('marker', at), v.phase);
+    }
     else if (this.phase === 'down' && this.worker && v.workerReady && v.crash === undefined) this.newAttempt(line, at, events, this.ledger.opened('marker', at), 'ready');
     // The line a report's header announced ("thread 'main' panicked at src/main.rs:3:5:", "Last error:")
     // states the cause, whatever its words; a line that names a specific cause keeps its reason.
@@ -811,6 +815,17 @@ export class PhaseMachine {
     if (!this.waitingFlag) return;
     this.waitingFlag = false;
     events.push({ type: 'waiting_cleared', at: at ?? this.clock ?? 0, attempt: this.attempt });
+  }
+
+  /**
+   * A capture that begins with the last lines of a run whose start it does not show, and then a process starting:
+   * when the process raised an exception that states a specific cause, that run crashed of it and the start
+   * is a restart ("ValueError: Invalid repository ID ..." under a container's restart policy). An error it only
+   * logged may be a launcher's or a download's before the same process goes on.
+   */
+  private endUnseenRun(line: string, at: number | null, events: MachineEvent[]): void {
+    if (this.attempt !== 0 || this.phase !== 'down' || !this.candidates.some((c) => c.specific && c.raised === true && c.warning !== true)) return;
+    this.enterCrash(line, at, events, undefined);
   }
 
   private newAttempt(line: string, at: number | null, events: MachineEvent[], identity: AttemptIdentity, direct: Phase | null): void {

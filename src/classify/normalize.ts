@@ -65,6 +65,9 @@ const bracketLevel = /\[?(DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL|FATAL)\]?(?::\s
 const wrapperLevel = /\[(Trace|Debug|Info|Warn|Warning|Error|Critical|Fatal)\] (?:\([A-Za-z][\w.-]*\) )?/y;
 // llama.cpp's elapsed time since the process started: minutes.seconds.milliseconds.microseconds.
 const llamaStamp = /(\d+)\.(\d\d)\.(\d{3})\.(\d{3}) ([IWEDT]) /y;
+// zerolog's console writer with its default kitchen clock (LocalAI and other Go servers): "7:23PM INF ...", "3:04AM WRN ...".
+const kitchenLevel = /\d{1,2}:\d\d[AP]M (TRC|DBG|INF|WRN|ERR|FTL|PNC) /y;
+const kitchenLevels: Readonly<Record<string, Level>> = { TRC: 'debug', DBG: 'debug', INF: 'info', WRN: 'warning', ERR: 'error', FTL: 'error', PNC: 'error' };
 // llama-server in router mode echoes a child's lines behind the child's port: `[49919] 0.00.403.369 I ...`.
 const routerChildPrefix = /\[\d{2,5}\] /y;
 // `kubectl logs --prefix`: the pod (or another kind's object) and the container, `[pod/vllm-0/vllm] `.
@@ -484,6 +487,12 @@ export function normalizeLine(raw: string, year: number, into?: LineView): Norma
           p += t[0].length;
           break;
         }
+        // A collector's column bar after its stamp, with no level in it ("2025-04-29 22:14:28.456 | INFO 04-29 ..."):
+        // the line follows it.
+        if (text.charCodeAt(p) === 124 /* | */ && text.charCodeAt(p + 1) === 32) {
+          p += 2;
+          continue;
+        }
         if (origin === undefined && (m = stickyAt(journalIdent, text, p))) {
           origin = m[1];
           p += m[0].length;
@@ -497,6 +506,11 @@ export function normalizeLine(raw: string, year: number, into?: LineView): Norma
       if ((m = stickyAt(llamaStamp, text, p))) {
         level = levelOf(m[5] ?? '');
         elapsed = num(m[1]) * 60_000 + num(m[2]) * 1000 + num(m[3]) + num(m[4]) / 1000;
+        p += m[0].length;
+        break;
+      }
+      if (level === undefined && (m = stickyAt(kitchenLevel, text, p))) {
+        level = kitchenLevels[m[1] ?? ''] ?? 'info';
         p += m[0].length;
         break;
       }

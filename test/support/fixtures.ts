@@ -19,7 +19,7 @@ export interface Expectation {
    * golden test does not pin those parts (the scorer counts them as misses): `finalPhase` exempts the
    * whole outcome (phases and crash), `rootCause` the crash's reason and line, `restarts` the attempt lines.
    */
-  knownMiss?: { finalPhase?: string; phaseOrder?: string; rootCause?: string; restarts?: string };
+  knownMiss?: { finalPhase?: string; phaseOrder?: string; rootCause?: string; restarts?: string; stalled?: string };
   /** Replay the log as one node of a multi-node group with this role (a worker node's own lines). */
   role?: 'head' | 'worker';
   /** The capture ends with the node waiting on another node (checked only where set). */

@@ -1,0 +1,125 @@
+import { describe, expect, it } from 'vitest';
+import { normalizeLine } from '../../src/classify/normalize.js';
+import { phasesOf, runLines } from '../support/engine.js';
+import { causeLine, excerpt } from '../support/fixtures.js';
+
+// The thirteenth round of rules, learnt from round 12's unsealed half (test/fixtures/logs/round12-unsealed.txt): one
+// block per category, on the logs' own lines (each log's header names the public thread or file it was copied from).
+
+const hicache = 'sglang/r12b-sglang-hicache-mooncake-unknown-2025-08-serving-prefill-then-backup-thread-func-exception-cut';
+
+describe('an exception a thread did not catch', () => {
+  it('ends a serving capture that stops at its header: crashed, the cause not in the capture', () => {
+    const m = runLines('sglang', excerpt(hicache));
+    expect(phasesOf(m)).toEqual(['ready', 'crashed']);
+    expect(m.snapshot().crash).toMatchObject({ reason: 'unknown', line: 'Exception in thread Thread-13 (backup_thread_func):' });
+  });
+
+  it('ends nothing when the server goes on serving after it', () => {
+    const lines = excerpt(hicache);
+    const m = runLines('sglang', [...lines, lines[2] ?? '']);
+    expect(phasesOf(m)).toEqual(['ready']);
+  });
+});
+
+describe('a shell\'s report of a child ended by a signal', () => {
+  const amx = 'llamacpp/r12d-llamacpp-b3984-2024-10-ci-amx-bge-small-tensors-cannot-use-amx-buffer-then-segfault';
+  const vulkan = 'llamacpp/r12d-llamacpp-b4424-2025-01-ci-vulkan-t4-bge-small-embedding-perf-then-segfault-at-exit';
+
+  it('ends the run with that line when nothing above states a cause', () => {
+    const m = runLines('llamacpp', excerpt(amx));
+    expect(phasesOf(m)).toEqual(['loading_weights', 'crashed']);
+    expect(m.snapshot().crash).toMatchObject({ reason: 'unknown', line: causeLine(amx) });
+  });
+
+  it('is a consequence: an error line above it stays the cause', () => {
+    const abort = excerpt('llamacpp/r12d-llamacpp-b3984-2024-10-ci-amx-bge-small-tensors-cannot-use-amx-buffer-then-segfault');
+    // A real line of another capture of the corpus.
+    const oom = 'ggml_backend_cuda_buffer_type_alloc_buffer: allocating 8900.01 MiB on device 0: cudaMalloc failed: out of memory';
+    const m = runLines('llamacpp', [...abort.slice(0, -1), oom, abort[abort.length - 1] ?? '']);
+    expect(m.snapshot().crash).toMatchObject({ reason: 'cuda_oom', line: oom });
+  });
+
+  it('a one-shot tool\'s timings of the prompt it evaluated show it loaded and served, before it crashed at exit', () => {
+    const m = runLines('llamacpp', excerpt(vulkan));
+    expect(phasesOf(m)).toEqual(['starting', 'loading_weights', 'warming_up', 'ready', 'crashed']);
+    expect(m.snapshot().crash?.line).toBe(causeLine(vulkan));
+  });
+});
+
+describe('Ray\'s report of a worker that died', () => {
+  it('lists possible causes, so the worker\'s own NCCL watchdog timeout is the root cause', () => {
+    const log = 'vllm/r12a-vllm-unknown-2023-11-ray-worker-died-system-error-nccl-allreduce-watchdog-timeout-1800s';
+    expect(runLines('vllm', excerpt(log)).snapshot().crash).toMatchObject({ reason: 'nccl_error', line: causeLine(log) });
+  });
+
+  it('alone, it still says the worker was killed', () => {
+    const log = 'vllm/v02-2023-10-ray-tp2-worker-died-or-was-killed-system-error-one-line';
+    expect(runLines('vllm', excerpt(log)).snapshot().crash).toMatchObject({ reason: 'killed', line: causeLine(log) });
+  });
+});
+
+describe('a capture that begins with the end of a run whose start it does not show', () => {
+  it('an exception the process raised, then a process starting: that run crashed, and the start is a restart', () => {
+    const log = 'vllm/r12a-ragflow-plus-vllm-0.8.5-2025-04-docker-bge-invalid-repository-id-models-then-restart-version-banner';
+    const lines = excerpt(log);
+    const m = runLines('vllm', lines);
+    expect(phasesOf(m)).toEqual(['crashed', 'starting']);
+    expect(m.crashHistory()[0]?.crash).toMatchObject({ reason: 'model_not_found', line: lines[0] });
+    expect(m.history()[1]?.line).toBe(lines.find((l) => l.includes('Automatically detected platform')));
+  });
+
+  it('an error a launcher only logged, before the same process goes on, ends nothing', () => {
+    const log = 'llamacpp/r10c-llamacpp-b10216-2026-08-rpc-host-deepseek-v4-flash-rpc-server-version-mismatch-failed-to-connect-continues';
+    expect(phasesOf(runLines('llamacpp', excerpt(log)))).toEqual(['starting']);
+  });
+});
+
+describe('headers', () => {
+  it('a collector\'s bar after its stamp, with no level in it, is peeled', () => {
+    expect(normalizeLine('2025-04-29 22:18:08.494 | INFO 04-29 07:18:08 [api_server.py:1043] vLLM API server version 0.8.5', 2025)).toMatchObject({ level: 'info', message: 'vLLM API server version 0.8.5' });
+    expect(normalizeLine('2025-04-29 22:14:28.456 | ValueError: Invalid repository ID or local directory specified: \'/models\'.', 2025).message).toBe('ValueError: Invalid repository ID or local directory specified: \'/models\'.');
+  });
+
+  it('zerolog\'s console header with its kitchen clock gives the level (LocalAI)', () => {
+    expect(normalizeLine('7:23PM DBG GRPC Service Started', 2024)).toMatchObject({ level: 'debug', message: 'GRPC Service Started' });
+    expect(normalizeLine('11:02AM ERR failed starting/connecting to the gRPC service', 2024)).toMatchObject({ level: 'error', message: 'failed starting/connecting to the gRPC service' });
+    expect(normalizeLine('3:04PM WRN whisper library not found', 2024).level).toBe('warning');
+  });
+});
+
+describe('markers', () => {
+  it('LocalAI\'s model manager, before its llama.cpp backend exists, is starting', () => {
+    const log = 'llamacpp/r12c-localai-unknown-2024-10-llama-3.2-3b-cuda-variant-grpc-service-started-wait-for-start';
+    expect(phasesOf(runLines('llamacpp', excerpt(log)))).toEqual(['starting']);
+  });
+
+  it('HPU builds warming up their buckets are warming up', () => {
+    const log = 'vllm/r12a-habana-vllm-fork-unknown-2025-05-gaudi3-llama-405b-fp8-warmup-decode-buckets-204-of-416';
+    expect(phasesOf(runLines('vllm', excerpt(log)))).toEqual(['warming_up']);
+  });
+
+  it('vllm-omni\'s orchestrator, ready with its stages and taking requests, is ready; its shutdown after leaves it ready', () => {
+    const log = 'vllm/r12a-vllm-omni-unknown-2026-04-sd3.5-medium-offline-orchestrator-ready-generation-completed-shutdown';
+    const m = runLines('vllm', excerpt(log));
+    expect(phasesOf(m)).toEqual(['ready']);
+    expect(m.snapshot().crash).toBeNull();
+  });
+
+  it('SGLang 0.1\'s KV cache pool leak warning comes from a server that served', () => {
+    const log = 'sglang/r12b-sglang-unknown-2024-01-colab-mistral-7b-awq-kv-cache-pool-leak-detected-warnings';
+    expect(phasesOf(runLines('sglang', excerpt(log)))).toEqual(['ready']);
+  });
+});
+
+describe('what a bare exception line means', () => {
+  it('a GGUF whose vocabulary cannot be read is not a usable model', () => {
+    const log = 'llamacpp/r12c-koboldcpp-1.119-2026-08-windows-ministral-3-14b-invalid-gguf-type-tokenizer-scores';
+    expect(runLines('llamacpp', excerpt(log)).snapshot().crash).toMatchObject({ reason: 'unsupported_model', line: causeLine(log) });
+  });
+
+  it('an option the message says to give another way is the configuration\'s', () => {
+    const log = 'vllm/r12a-vllm-dev-unknown-2025-05-serve-model-option-parse-args-valueerror-positional-argument';
+    expect(runLines('vllm', excerpt(log)).snapshot().crash).toMatchObject({ reason: 'config_error', line: causeLine(log) });
+  });
+});
