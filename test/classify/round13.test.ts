@@ -94,6 +94,14 @@ describe('markers', () => {
     expect(phasesOf(runLines('llamacpp', excerpt(log)))).toEqual(['starting']);
   });
 
+  it('an out-of-tree platform plugin activated is the start of a vLLM process', () => {
+    const log = 'vllm/r10a-vllm-ascend-main-2025-02-platform-plugin-activated-failed-to-import-torch-npu-cli-traceback-cut';
+    const lines = excerpt(log);
+    const m = runLines('vllm', lines);
+    expect(phasesOf(m)).toEqual(['starting', 'crashed']);
+    expect(m.history()[0]?.line).toBe(lines[0]);
+  });
+
   it('HPU builds warming up their buckets are warming up', () => {
     const log = 'vllm/r12a-habana-vllm-fork-unknown-2025-05-gaudi3-llama-405b-fp8-warmup-decode-buckets-204-of-416';
     expect(phasesOf(runLines('vllm', excerpt(log)))).toEqual(['warming_up']);
@@ -121,5 +129,52 @@ describe('what a bare exception line means', () => {
   it('an option the message says to give another way is the configuration\'s', () => {
     const log = 'vllm/r12a-vllm-dev-unknown-2025-05-serve-model-option-parse-args-valueerror-positional-argument';
     expect(runLines('vllm', excerpt(log)).snapshot().crash).toMatchObject({ reason: 'config_error', line: causeLine(log) });
+  });
+});
+
+describe('round 10\'s kept half', () => {
+  it('rpc-server: its backend, its listener, then the clients it serves', () => {
+    const log = 'llamacpp/r10c-llamacpp-unknown-2025-02-arm-cpu-rpc-server-worker-exposed-host-warning-accepted-client-connections';
+    expect(phasesOf(runLines('llamacpp', excerpt(log)))).toEqual(['starting', 'ready']);
+  });
+
+  it('llamafile building its GPU module with nvcc is compiling', () => {
+    const log = 'llamacpp/r10c-llamafiler-0.9.2-2025-04-lmde6-cuda128-prebuilt-ggml-cuda-so-not-found-building-with-nvcc';
+    expect(phasesOf(runLines('llamacpp', excerpt(log)))).toEqual(['starting', 'compiling']);
+  });
+
+  it.each([
+    'llamacpp/r10c-lm-studio-unknown-2025-12-arc-a750-vulkan-gemma3-4b-predict-tokens-getfencestatus-errordevicelost',
+    'llamacpp/r10c-lm-studio-unknown-2025-12-vulkan-failed-to-load-model-createdevice-errordevicelost',
+  ])('Vulkan\'s device lost is a device fault: %s', (log) => {
+    expect(runLines('llamacpp', excerpt(log)).snapshot().crash).toMatchObject({ reason: 'gpu_fault', line: causeLine(log) });
+  });
+
+  it('a ggml backend failing to allocate its buffer is the device out of memory, before the loader\'s echo of it', () => {
+    const log = 'llamacpp/r10c-llamacpp-unknown-2024-01-m1-server-llm-sh-mistral-7b-metal-buffer-from-ptr-failed-0-mib-abort-trap';
+    expect(runLines('llamacpp', excerpt(log)).snapshot().crash).toMatchObject({ reason: 'cuda_oom', line: causeLine(log) });
+  });
+
+  it('Ascend\'s AI Core timing out is the device\'s fault, not the HCCL watchdog that reports it', () => {
+    const log = 'vllm/r10a-vllm-ascend-unknown-2025-12-deepseek-v3.2-hccl-watchdog-dist-internal-error-aicore-execution-timeout';
+    expect(runLines('vllm', excerpt(log)).snapshot().crash).toMatchObject({ reason: 'gpu_fault', line: causeLine(log) });
+  });
+
+  it('XLA\'s RESOURCE_EXHAUSTED on a device buffer is the accelerator out of memory', () => {
+    const log = 'vllm/r10a-vllm-tpu-unknown-2026-02-tpu-offload-connector-gather-blocks-resource-exhausted-hbm-traceback-cut';
+    expect(runLines('vllm', excerpt(log)).snapshot().crash).toMatchObject({ reason: 'cuda_oom', line: causeLine(log) });
+  });
+
+  it.each([
+    ['llamacpp', 'llamacpp/r10c-localai-unknown-2023-07-k8s-pod-prefix-k8sgpt-request-template-found-prompt-after-templating'],
+    ['vllm', 'vllm/r10a-vllm-aibrix-unknown-2025-05-v0-tp-vineyard-debug-update-kv-cache-prefetch-serving'],
+    ['vllm', 'vllm/r10d-vllm-unknown-2025-08-ray-serve-llm-pytest-application-ready-passed-then-replicas-removed'],
+  ])('%s %s: serving-time lines of a wrapper are ready', (engine, log) => {
+    expect(phasesOf(runLines(engine, excerpt(log)))).toEqual(['ready']);
+  });
+
+  it('a disaggregated SGLang server\'s warm-up request is warming up', () => {
+    const log = 'sglang/r10b-sglang-unknown-2025-11-pd-decode-mooncake-fired-up-health-then-decode-transfer-failed-aborted-by-abortreq';
+    expect(phasesOf(runLines('sglang', excerpt(log)))).toEqual(['warming_up', 'ready']);
   });
 });
