@@ -558,7 +558,18 @@ export function normalizeLine(raw: string, year: number, into?: LineView): Norma
     }
     break;
   }
-  if (fence !== -1 && p === afterFence) p = fence;
+  if (fence !== -1 && p === afterFence) {
+    // Backticks alone, glued to the text (a one-line paste in a code span: "`ValueError: ...`"): the text is the line.
+    // Indentation after them is kept, as on any line without a header.
+    // A message that starts with a code span of its own ("`torch_dtype` is deprecated!") keeps it.
+    let ticks = fence;
+    while (ticks < afterFence && text.charCodeAt(ticks) === 96 /* ` */) ticks++;
+    const close = ticks === afterFence && ticks > fence ? text.indexOf('`', p) : -1;
+    const span = close !== -1 && close < end && !/\s/.test(text.slice(p, close));
+    if (ticks === afterFence && ticks > fence && !span) {
+      if (text.charCodeAt(end - 1) === 96 && end - 1 > p) end--;
+    } else p = fence;
+  }
   level ??= outer;
   if (text.charCodeAt(end - 1) === 93 /* ] */ && text.includes(' across cluster]', p)) {
     const m2 = rayRepeat.exec(text.slice(p, end));
