@@ -55,6 +55,8 @@ export interface LineVerdict {
   readonly waiting: boolean;
   /** A line after which a worker node's part of the model is loaded. */
   readonly workerReady: boolean;
+  /** A line a serving server prints as it is stopped (a capture that starts with it was serving). */
+  readonly closing: boolean;
   /** A line saying the HTTP server listens (ready once the load reached its warmup). */
   readonly listening: boolean;
   /** A line saying the HTTP server is up while the engine still warms up (ready if the capture ends there). */
@@ -176,6 +178,7 @@ export class LineClassifier {
       waiting: false,
       workerReady: false,
       listening: false,
+      closing: false,
       httpUp: false,
       exited: false,
       baseClass: 'info',
@@ -238,6 +241,7 @@ export class LineClassifier {
     let waiting = false;
     let workerReady = false;
     let listening = false;
+    let closing = false;
     let httpUp = false;
     // Where the guess rules begin among the rules worth running: they are the last kind, run only for a line no other rule judged.
     let guesses = -1;
@@ -306,6 +310,9 @@ export class LineClassifier {
         case 'listening':
           if (!listening && (rule.exact === undefined ? rule.re.test(line.message) : this.exactMatch(rule, rule.exact))) listening = true;
           break;
+        case 'closing':
+          if (!closing && (rule.exact === undefined ? rule.re.test(line.message) : this.exactMatch(rule, rule.exact))) closing = true;
+          break;
         case 'http_up':
           if (!httpUp && (rule.exact === undefined ? rule.re.test(line.message) : this.exactMatch(rule, rule.exact))) httpUp = true;
           break;
@@ -315,7 +322,7 @@ export class LineClassifier {
       }
     }
     if (guesses >= 0 && phase === undefined && counter === undefined && benign === undefined && consequential === undefined && causal === undefined
-      && !serving && !restart && !relaunch && !stop && !detail && !recovery && !exception && !waiting && !workerReady && !listening && !httpUp && foretell === undefined
+      && !serving && !closing && !restart && !relaunch && !stop && !detail && !recovery && !exception && !waiting && !workerReady && !listening && !httpUp && foretell === undefined
       && line.level !== 'warning' && line.level !== 'error' && !startsIndented(line.message)) {
       const guess = this.guess(found, guesses, n);
       // Any component may say it listens (a transfer engine's RPC port, a launcher's own server): a guessed
@@ -357,6 +364,7 @@ export class LineClassifier {
     v.waiting = waiting;
     v.workerReady = workerReady;
     v.listening = listening;
+    v.closing = closing;
     v.httpUp = httpUp;
     v.baseClass = baseClassOf(line);
     return v;

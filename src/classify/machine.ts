@@ -614,7 +614,11 @@ export class PhaseMachine {
     }
     // A request or batch line that reports a failure ("batch{...}:prefill: ... Server error: ...") still
     // shows the server was serving when it came: a capture that starts with it starts ready.
-    if (v.serving && v.crash !== undefined && !v.exception && this.phase === 'down') this.newAttempt(line, at, events, this.ledger.opened('serving', at), 'ready');
+    // The frames above it were that request's report.
+    if (v.serving && v.crash !== undefined && !v.exception && this.phase === 'down') {
+      this.newAttempt(line, at, events, this.ledger.opened('serving', at), 'ready');
+      this.block = null;
+    }
     // A frame of the API server's request handlers (vLLM's create_chat_completion, its stream generators):
     // the report is a request's, so a capture that starts with it starts while serving.
     else if (v.serving && v.exception && v.crash === undefined && this.phase === 'down') this.newAttempt(line, at, events, this.ledger.opened('serving', at), 'ready');
@@ -650,6 +654,11 @@ export class PhaseMachine {
     }
     // A capture that begins mid-load has no start line: its first marker opens the attempt there. A
     // traceback frame that names a phase does not: a capture that is only a report shows no phase.
+    // A capture that begins as a serving server is stopped: it was serving until then, and a clean stop leaves it so.
+    // An error before it is a server that failed and is stopping: not this.
+    if (this.phase === 'down' && v.closing && v.crash === undefined && !v.exception && this.candidates.length === 0 && this.block === null && this.meantCause === null) {
+      this.newAttempt(line, at, events, this.ledger.opened('serving', at), 'ready');
+    }
     if (this.phase === 'down' && v.phase !== undefined && v.crash === undefined && !v.exception) {
       if (v.phase === 'starting' && v.relaunch) this.endUnseenRun(line, at, events);
       this.newAttempt(line, at, events, this.ledger.opened('marker', at), v.phase);

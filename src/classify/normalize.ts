@@ -382,12 +382,13 @@ export function normalizeLine(raw: string, year: number, into?: LineView): Norma
   let text = raw;
   let p = segStart;
   let end = segEnd;
-  if (end !== raw.length || text.indexOf('\x1b') !== -1 || text.indexOf('[[') !== -1 || text.indexOf('#033[') !== -1 || text.indexOf('[0m') !== -1) {
+  if (end !== raw.length || text.indexOf('\x1b') !== -1 || text.indexOf('[[') !== -1 || text.indexOf('#033[') !== -1 || text.indexOf('[0m') !== -1 || text.indexOf(';0m') !== -1) {
     // Rare lines (tqdm updates, colour codes) get their own string; the rest stay offsets.
     text = raw.slice(p, end);
     if (text.indexOf('\x1b') !== -1) text = text.replace(ansiEscape, '');
     if (text.indexOf('[[') !== -1 || text.indexOf('#033[') !== -1) text = text.replace(pastedEscape, '');
-    if (text.indexOf('[0m') !== -1) text = text.replace(bareEscape, '');
+    // Colour codes whose escape byte a paste lost ("[0m", "[0;36m(APIServer pid=1)[0;0m").
+    if (text.indexOf('[0m') !== -1 || text.indexOf(';0m') !== -1) text = text.replace(bareEscape, '');
     p = 0;
     end = text.length;
   }

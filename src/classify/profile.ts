@@ -39,6 +39,11 @@ export interface EngineProfileSpec {
    * requests and move nothing.
    */
   readonly serving?: readonly string[] | undefined;
+  /**
+   * Lines a serving server prints as it is stopped (uvicorn's "Waiting for application shutdown."): a capture that
+   * starts with them shows a server that was serving; anywhere else they move nothing.
+   */
+  readonly closing?: readonly string[] | undefined;
   /** Lines that say the failure above them was handled (a retry, a fallback): its error lines end nothing. */
   readonly recovery?: readonly string[] | undefined;
   /** Lines that say the server is being stopped as planned (systemd's "Stopping UNIT..."): the attempt ends, no crash. */
@@ -185,7 +190,7 @@ export interface Meaning {
 }
 
 /** Every kind of compiled rule, in evaluation priority order. */
-export const ruleKinds = ['benign', 'consequential', 'causal', 'generic', 'foretell', 'restart', 'relaunch', 'phase', 'progress', 'version', 'serving', 'recovery', 'exception', 'stop', 'detail', 'waiting', 'worker_ready', 'listening', 'http_up', 'guess'] as const;
+export const ruleKinds = ['benign', 'consequential', 'causal', 'generic', 'foretell', 'restart', 'relaunch', 'phase', 'progress', 'version', 'serving', 'closing', 'recovery', 'exception', 'stop', 'detail', 'waiting', 'worker_ready', 'listening', 'http_up', 'guess'] as const;
 
 /** The kind of one compiled rule. */
 export type RuleKind = (typeof ruleKinds)[number];
@@ -316,7 +321,7 @@ export function compileProfile(
       drafts.push({ ...base, kind: 'progress', name: p.name, phase: p.phase, source: p.pattern, pattern: p.pattern, path: `progress[${i}]` }),
     );
     s.version?.forEach((v, i) => drafts.push({ ...base, kind: 'version', name: 'version', source: v, pattern: v, path: `version[${i}]` }));
-    for (const kind of ['serving', 'recovery', 'exception', 'stop', 'detail', 'waiting', 'listening'] as const) {
+    for (const kind of ['serving', 'closing', 'recovery', 'exception', 'stop', 'detail', 'waiting', 'listening'] as const) {
       s[kind]?.forEach((v, i) => drafts.push({ ...base, kind, name: kind, source: v, pattern: v, path: `${kind}[${i}]` }));
     }
     s.httpUp?.forEach((v, i) => drafts.push({ ...base, kind: 'http_up', name: 'http_up', source: v, pattern: v, path: `httpUp[${i}]` }));

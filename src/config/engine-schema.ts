@@ -19,6 +19,7 @@ export const engineProfileSchema = z.strictObject({
   guesses: z.strictObject(Object.fromEntries(markerPhases.map((p) => [p, z.array(pattern).optional()])) as Record<(typeof markerPhases)[number], z.ZodOptional<z.ZodArray<typeof pattern>>>).optional(),
   progress: z.array(z.strictObject({ name: z.string().min(1), phase: marker, pattern })).optional(),
   serving: z.array(pattern).optional(),
+  closing: z.array(pattern).optional(),
   stop: z.array(pattern).optional(),
   recovery: z.array(pattern).optional(),
   exception: z.array(pattern).optional(),

@@ -256,3 +256,25 @@ describe('phases guessed from their words, with no engine\'s markers (common.yam
     expect(normalizeLine('`    raise ValueError(msg)', 2025).message).toBe('`    raise ValueError(msg)');
   });
 });
+
+describe('a capture that begins as a serving server is stopped', () => {
+  it('is ready: a clean stop leaves it so (uvicorn\'s and vLLM\'s shutdown lines)', () => {
+    const log = 'vllm/v0-2026-05-ctrl-c-tp4-shutdown-sigint-drain-lines';
+    const m = runLines('vllm', excerpt(log));
+    expect(phasesOf(m)).toEqual(['ready']);
+    expect(m.snapshot().crash).toBeNull();
+  });
+
+  it('one request\'s error response before it (FastAPI\'s HTTPException behind colour codes a paste lost their escape byte) leaves it ready', () => {
+    const log = 'vllm/vllm-omni-2026-qwen3-omni-request-http-500-then-application-shutdown-complete';
+    expect(normalizeLine(excerpt(log)[2] ?? '', 2026).message).toBe('Waiting for application shutdown.');
+    const m = runLines('vllm', excerpt(log));
+    expect(phasesOf(m)).toEqual(['ready']);
+    expect(m.snapshot().crash).toBeNull();
+  });
+
+  it('a server that failed and is stopping is not one that served', () => {
+    const log = 'sglang/sglang-0513-2026-06-diffusion-server-warmup-failed-http-not-ready-runtimeerror-shutdown';
+    expect(runLines('sglang', excerpt(log)).snapshot().crash).toMatchObject({ reason: 'unknown', line: causeLine(log) });
+  });
+});
