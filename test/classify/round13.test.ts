@@ -278,3 +278,19 @@ describe('a capture that begins as a serving server is stopped', () => {
     expect(runLines('sglang', excerpt(log)).snapshot().crash).toMatchObject({ reason: 'unknown', line: causeLine(log) });
   });
 });
+
+describe('abort()\'s report', () => {
+  it('ends a load that nothing else ended (common.yaml alone: a build whose own errors no rule knows)', () => {
+    const catalog = loadEngineCatalog();
+    const m = new PhaseMachine(new LineClassifier(compileProfile({ name: 'bare', extends: ['common'] }, (n) => catalog.specs.get(n))), { year: 2025 });
+    for (const l of ['load_tensors: loading model tensors, this can take a while... (mmap = true)', 'GGML_ASSERT: /__w/WasmEdge/WasmEdge/plugins/wasi_nn/thirdparty/ggml/llama.cpp:621: data', 'Aborted (core dumped)']) m.observeLine(l);
+    expect(m.current).toBe('crashed');
+  });
+
+  it('ends the process: an uncaught C++ exception glued to it on one line crashes there, its what() the cause', () => {
+    const line = '`terminate called after throwing an instance of \'std::runtime_error\' what(): unexpectedly reached end of file Aborted (core dumped)`';
+    const m = runLines('sglang', [line]);
+    expect(m.current).toBe('crashed');
+    expect(m.snapshot().crash?.line).toBe(line);
+  });
+});
