@@ -565,9 +565,10 @@ export function normalizeLine(raw: string, year: number, into?: LineView): Norma
     // A message that starts with a code span of its own ("`torch_dtype` is deprecated!") keeps it.
     let ticks = fence;
     while (ticks < afterFence && text.charCodeAt(ticks) === 96 /* ` */) ticks++;
-    const close = ticks === afterFence && ticks > fence ? text.indexOf('`', p) : -1;
+    const onlyTicks = ticks === afterFence && ticks > fence;
+    const close = onlyTicks ? text.indexOf('`', p) : -1;
     const span = close !== -1 && close < end && !/\s/.test(text.slice(p, close));
-    if (ticks === afterFence && ticks > fence && !span) {
+    if (onlyTicks && !span) {
       if (text.charCodeAt(end - 1) === 96 && end - 1 > p) end--;
     } else p = fence;
   }
