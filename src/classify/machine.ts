@@ -171,6 +171,10 @@ const warningWord = /\b(?:WARN|WARNING|[Ww]arning)\b/;
 // "error: unrecognized arguments"): read like an error line for its meaning.
 const failureWord = /\b(?:[Ee]rror|ERROR|[Ff]ailed|FAILED|[Ff]atal|FATAL|[Cc]annot|[Cc]ouldn't|[Cc]ould not|[Uu]nable to)\b/;
 
+// An error line that says the server could not load what it serves ("ERROR Could not load engine: ...", "failed to load
+// model"): its words name no reason, but it is the load's failure, the capture's last word when nothing follows it.
+const loadFailed = /\b(?:[Cc]ould not|[Cc]ouldn't|[Ff]ailed to|[Uu]nable to|[Cc]annot|[Cc]an't) (?:load|initiali[sz]e) (?:the )?(?:model|engine|backend|runtime)\b/;
+
 // A raised exception's own line ("ValueError: ...", "torch.OutOfMemoryError: ..."): a process died there.
 const raisedException = /^(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Exit)\b/;
 
@@ -237,7 +241,7 @@ export class PhaseMachine {
   private reported = false;
   /** The exception report the attempt ended its lines with, until a later line shows progress. */
   private block: OpenBlock | null = null;
-  /** The previous non-blank line was a warning that reported no failure. */
+  /** The previous non-blank line was a warning that says something failed, with no rule judging it a crash ("Could not import ..."). */
   private warned = false;
   /**
    * The previous line was an error-level line no rule judged, with its header (the text before its message): a
@@ -596,7 +600,8 @@ export class PhaseMachine {
       if (at0 > 0) this.logged = { line, at, header: line.slice(0, at0) };
     }
     // Only lines after a warning are sliced to find the next non-blank one (the hot path makes no string).
-    if (v.line.level === 'warning') this.warned = v.crash === undefined && !v.exception;
+    // A logger attaches a traceback (exc_info) to a warning that reports a failure it caught ("Could not import ...").
+    if (v.line.level === 'warning') this.warned = v.crash === undefined && !v.exception && failureWord.test(v.line.message);
     else if (this.warned && v.line.message.trim() !== '') this.warned = false;
     // A benign line is harmless only in the phases its rule names; elsewhere it is a warning.
     if (v.benign && (v.benign.phases === undefined || v.benign.phases.has(this.phase))) {
@@ -719,7 +724,7 @@ export class PhaseMachine {
     // the cause of a crash that shows no better line; live, never a crash by itself. Indented lines under an
     // error header are a traceback's source lines and frames.
     if (this.meantCause === null && this.phase !== 'crashed' && !v.exception && !startsIndented(v.line.message) && (v.line.level === 'error' || (v.line.level === undefined && v.counter === undefined && !v.serving && v.benign === undefined && failureWord.test(v.line.message) && !warningWord.test(v.line.message)))) {
-      const meant = this.classifier.meaning(v.line.message);
+      const meant = this.classifier.meaning(v.line.message) ?? (loadFailed.test(v.line.message) ? 'unknown' : undefined);
       if (meant !== undefined) {
         this.meantCause = { reason: meant, line, at, specific: false };
         this.meantAnswered = false;

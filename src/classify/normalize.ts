@@ -46,6 +46,9 @@ const sglangHeader = /\[(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:[.,](\d{
 // The Rust source location after the target (`router/src/main.rs:329: `); pasted into GitHub, `main.rs` may have
 // become a Markdown link (`router/src/[main.rs:329:](http://main.rs/...) `).
 const tgiLevel = /(TRACE|DEBUG|INFO|WARN|ERROR) +((?:[a-z_][\w-]*(?:\{[^}]*\})?(?:::[\w-]+)*: )*)(?:[\w/.-]+\.rs:\d+: |[\w/.-]*\[[\w.-]+\.rs:\d+:\]\([^)\s]*\) )?/y;
+// Python logging's common format "%(asctime)s - %(name)s - %(levelname)s - %(message)s", after the stamp
+// ("2025-03-17T17:32:52+08:00 - gpustack.worker.worker - INFO - Starting GPUStack worker.").
+const dashLevel = /- [\w.<>-]{1,80} - (DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) - /y;
 const uvicornLevel = /(DEBUG|INFO|WARNING|ERROR|CRITICAL):\s+/y;
 // After a timestamp, a level and a logger between bars: FastChat's `| ERROR | stderr | ` (vLLM and others run
 // in its workers) and loguru's `| INFO     | module:function:42 - ` (TGI's shards).
@@ -68,6 +71,8 @@ const llamaStamp = /(\d+)\.(\d\d)\.(\d{3})\.(\d{3}) ([IWEDT]) /y;
 // zerolog's console writer with its default kitchen clock (LocalAI and other Go servers): "7:23PM INF ...", "3:04AM WRN ...".
 const kitchenLevel = /\d{1,2}:\d\d[AP]M (TRC|DBG|INF|WRN|ERR|FTL|PNC) /y;
 const kitchenLevels: Readonly<Record<string, Level>> = { TRC: 'debug', DBG: 'debug', INF: 'info', WRN: 'warning', ERR: 'error', FTL: 'error', PNC: 'error' };
+// trantor's header (drogon's logger; cortex.cpp, Jan's engine server): "20241128 03:48:41.743000 UTC 21264 ERROR ...".
+const trantorHeader = /(\d{4})(\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{6}) UTC \d+ (TRACE|DEBUG|INFO|WARN|ERROR|FATAL) +/y;
 // llama-server in router mode echoes a child's lines behind the child's port: `[49919] 0.00.403.369 I ...`.
 const routerChildPrefix = /\[\d{2,5}\] /y;
 // `kubectl logs --prefix`: the pod (or another kind's object) and the container, `[pod/vllm-0/vllm] `.
@@ -488,6 +493,11 @@ export function normalizeLine(raw: string, year: number, into?: LineView): Norma
           p += t[0].length;
           break;
         }
+        if (text.charCodeAt(p) === 45 /* - */ && text.charCodeAt(p + 1) === 32 && (m = stickyAt(dashLevel, text, p))) {
+          level = levelOf(m[1] ?? '');
+          p += m[0].length;
+          break;
+        }
         // A collector's column bar after its stamp, with no level in it ("2025-04-29 22:14:28.456 | INFO 04-29 ..."):
         // the line follows it.
         if (text.charCodeAt(p) === 124 /* | */ && text.charCodeAt(p + 1) === 32) {
@@ -507,6 +517,12 @@ export function normalizeLine(raw: string, year: number, into?: LineView): Norma
       if ((m = stickyAt(llamaStamp, text, p))) {
         level = levelOf(m[5] ?? '');
         elapsed = num(m[1]) * 60_000 + num(m[2]) * 1000 + num(m[3]) + num(m[4]) / 1000;
+        p += m[0].length;
+        break;
+      }
+      if (level === undefined && text.charCodeAt(p + 8) === 32 && (m = stickyAt(trantorHeader, text, p))) {
+        level = levelOf(m[8] ?? '');
+        at = Date.UTC(num(m[1]), num(m[2]) - 1, num(m[3]), num(m[4]), num(m[5]), num(m[6]), fraction(m[7]));
         p += m[0].length;
         break;
       }
