@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { normalizeLine } from '../../src/classify/normalize.js';
-import { phasesOf, runLines } from '../support/engine.js';
+import { classifierOf, phasesOf, runLines } from '../support/engine.js';
 import { causeLine, excerpt } from '../support/fixtures.js';
 
 // The fourteenth round of rules, learnt from the rest of round 11 (test/fixtures/logs/round11-unsealed-2.txt): one
@@ -120,5 +120,28 @@ describe('serving and starting lines of wrappers', () => {
   it('a wrapper launching its model starts the load', () => {
     const log = 'sglang/r11b-sglang-xinference-unknown-2025-04-qwen2.5-32b-awq-launch-builtin-model-failed-to-load-cut';
     expect(phasesOf(runLines('sglang', excerpt(log)))).toEqual(['starting', 'crashed']);
+  });
+});
+
+describe('access lines of Go and Rust web servers, for builds no profile knows', () => {
+  // Real lines of test/fixtures/logs/llamacpp/r7c-ollama-2025-12-jetson-catalan-journald-gin-generate-chat-show-serving.log
+  // and sglang/r11b-sglang-router-unknown-2025-11-pd-router-tree-tenants-get-model-info-request.log, read under a
+  // profile whose own markers do not name them.
+  const gin = excerpt('llamacpp/r7c-ollama-2025-12-jetson-catalan-journald-gin-generate-chat-show-serving', 1, 4);
+  const span = excerpt('sglang/r11b-sglang-router-unknown-2025-11-pd-router-tree-tenants-get-model-info-request', 3, 3)[0] ?? '';
+  const classify = classifierOf('vllm');
+
+  it('a gin access line of an inference request is serving: a capture that starts with it is ready', () => {
+    expect(classify(gin[0] ?? '').serving).toBe(true);
+    expect(phasesOf(runLines('vllm', gin.slice(0, 1)))).toEqual(['ready']);
+  });
+
+  it('one of any other request answered says the server listens; a 503 (a load in progress) does not', () => {
+    expect(classify(gin[2] ?? '')).toMatchObject({ serving: false, listening: true });
+    expect(classify((gin[2] ?? '').replace('| 200 |', '| 503 |')).listening).toBe(false);
+  });
+
+  it('tower-http\'s trace of a request a Rust server took says it listens', () => {
+    expect(classify(span).listening).toBe(true);
   });
 });
