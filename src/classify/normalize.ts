@@ -24,8 +24,9 @@ export interface NormalizedLine {
 
 // eslint-disable-next-line no-control-regex -- ESC is exactly what this pattern removes.
 const ansiEscape = /\x1b\[[0-9;?]*[A-Za-z]/g;
-// Logs pasted into issue threads show escapes as `^[[0;36m` or, from rsyslog, as `#033[0;36m`.
-const pastedEscape = /(?:\^\[|#033)\[[0-9;]*m/g;
+// Logs pasted into issue threads show escapes as `^[[0;36m`, from rsyslog as `#033[0;36m`, or spelt out as `ESC[2m` (a
+// terminal or viewer that prints control characters by name).
+const pastedEscape = /(?:\^\[|#033|ESC)\[[0-9;]*m/g;
 // Or with the escape character lost altogether (`[36m(Worker pid=1)[0m ValueError: ...`): a line that resets its
 // colour (`[0m`) had its codes pasted bare.
 const bareEscape = /\[[0-9;]{1,12}m/g;
@@ -387,11 +388,11 @@ export function normalizeLine(raw: string, year: number, into?: LineView): Norma
   let text = raw;
   let p = segStart;
   let end = segEnd;
-  if (end !== raw.length || text.indexOf('\x1b') !== -1 || text.indexOf('[[') !== -1 || text.indexOf('#033[') !== -1 || text.indexOf('[0m') !== -1 || text.indexOf(';0m') !== -1) {
+  if (end !== raw.length || text.indexOf('\x1b') !== -1 || text.indexOf('[[') !== -1 || text.indexOf('#033[') !== -1 || text.indexOf('ESC[') !== -1 || text.indexOf('[0m') !== -1 || text.indexOf(';0m') !== -1) {
     // Rare lines (tqdm updates, colour codes) get their own string; the rest stay offsets.
     text = raw.slice(p, end);
     if (text.indexOf('\x1b') !== -1) text = text.replace(ansiEscape, '');
-    if (text.indexOf('[[') !== -1 || text.indexOf('#033[') !== -1) text = text.replace(pastedEscape, '');
+    if (text.indexOf('[[') !== -1 || text.indexOf('#033[') !== -1 || text.indexOf('ESC[') !== -1) text = text.replace(pastedEscape, '');
     // Colour codes whose escape byte a paste lost ("[0m", "[0;36m(APIServer pid=1)[0;0m").
     if (text.indexOf('[0m') !== -1 || text.indexOf(';0m') !== -1) text = text.replace(bareEscape, '');
     p = 0;
