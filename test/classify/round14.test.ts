@@ -145,3 +145,22 @@ describe('access lines of Go and Rust web servers, for builds no profile knows',
     expect(classify(span).listening).toBe(true);
   });
 });
+
+describe('round 14\'s unsealed half', () => {
+  it('colour codes spelt out as ESC[..m are peeled', () => {
+    expect(normalizeLine('ESC[2m2024-04-07T02:20:36.588030ZESC[0m ESC[31mERRORESC[0m router failed', 2024)).toMatchObject({ level: 'error', message: 'router failed' });
+  });
+
+  it('TGI\'s router relaying one batch\'s out-of-memory error while serving is no crash', () => {
+    expect(runLines('tgi', excerpt('tgi/r14a-tgi-unknown-2023-12-a100-80gb-prefill-request-torch-oom-router-server-error-serving')).snapshot().phase).toBe('ready');
+  });
+
+  it('"No tokenizer file found in directory" means the model is not found', () => {
+    const log = 'vllm/r14a-vllm-omni-unknown-2025-12-qwen3-omni-mistral-tokenizer-backend-no-tokenizer-file-found-in-directory';
+    expect(runLines('vllm', excerpt(log)).snapshot().crash).toMatchObject({ reason: 'model_not_found', line: causeLine(log) });
+  });
+
+  it('a worker processing its queued requests is serving, and a scheduler exception after it crashes the server', () => {
+    expect(phasesOf(runLines('sglang', excerpt('sglang/r14b-sglang-dynamo-unknown-2026-07-deepseek-v4-nvfp4-disagg-decode-registered-then-scheduler-exception-cut')))).toEqual(['ready', 'crashed']);
+  });
+});
